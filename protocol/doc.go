@@ -1,0 +1,15 @@
+// Package protocol implements the cocrawl share protocol (spec/share-protocol.md)
+// over plain HTTP: streaming codecs for the share-control file robots.shr and
+// for day files (<repository>/<day>.dat), the share-repository http.Handler
+// that serves a webevents.Store, and the merge client that folds a peer's
+// day files into a store.
+//
+// Codecs work on io.Reader and io.Writer and know nothing of transports; the
+// handler and the client know nothing of libp2p. A peer decides whether the
+// handler runs over TCP or over libp2p streams.
+//
+// Everything read from the network is hostile until checked. Decoders enforce
+// Limits (line length, fields per record, records, bytes), report errors with
+// line numbers, skip a bad record without losing the good ones around it, and
+// count what they rejected in the metrics of metrics.go.
+package protocol

@@ -1,0 +1,86 @@
+package protocol
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/cocrawl/cocrawl/webevents"
+)
+
+// FuzzDatReader checks that no input makes the decoder panic, loop, or
+// return a record that fails validation or does not survive re-encoding.
+func FuzzDatReader(f *testing.F) {
+	files, _ := filepath.Glob("../spec/testdata/dat/*.dat")
+	files = append(files, "../spec/testdata/thesis-example.dat")
+	for _, p := range files {
+		b, _ := os.ReadFile(p)
+		f.Add(b)
+	}
+	// Crashers and near-misses kept as rows.
+	f.Add([]byte("url:\n\n\n"))
+	f.Add([]byte(":\n"))
+	f.Add([]byte("url: http://a/\nsize: 0\nlmd: 725846400\nlpd: 725846400\ncid: c\nstat: D"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		d := NewDatReader(bytes.NewReader(data), DatOptions{
+			Limits: Limits{MaxLineBytes: 256, MaxRecords: 1000},
+			Now:    func() time.Time { return vectorNow },
+		})
+		for i := 0; ; i++ {
+			if i > len(data)+1 {
+				t.Fatal("decoder returned more results than input bytes")
+			}
+			e, err := d.Next()
+			if err == io.EOF {
+				return
+			}
+			if err != nil {
+				if IsRecordError(err) {
+					continue
+				}
+				return
+			}
+			if verr := e.Validate(); verr != nil {
+				t.Fatalf("decoded an invalid event: %v", verr)
+			}
+			if d.Offset() > int64(len(data)) {
+				t.Fatalf("offset %d past input %d", d.Offset(), len(data))
+			}
+			// Re-encoding and decoding gives the same event.
+			again, _, err := decodeAll(t, bytes.NewReader(webevents.AppendRecord(nil, &e)), DatOptions{Now: func() time.Time { return vectorNow }})
+			if err != nil || len(again) != 1 || again[0] != e {
+				t.Fatalf("re-encode of %+v gave %+v %v", e, again, err)
+			}
+		}
+	})
+}
+
+func FuzzShareControl(f *testing.F) {
+	files, _ := filepath.Glob("../spec/testdata/shr/*.shr")
+	files = append(files, "../spec/testdata/thesis-robots.shr")
+	for _, p := range files {
+		b, _ := os.ReadFile(p)
+		f.Add(b)
+	}
+	f.Add([]byte("version: 1.0\nrepository: :\ncrawler: a:1 A\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		sc, err := ParseShareControl(bytes.NewReader(data), Limits{MaxLineBytes: 256})
+		if err != nil {
+			return
+		}
+		_ = sc.Check()
+		_, _ = sc.RepositoryURL(mustURL("http://peer.example/robots.shr"))
+		var b bytes.Buffer
+		sc.WriteTo(&b)
+		again, err := ParseShareControl(&b, Limits{})
+		if err != nil {
+			t.Fatalf("what we write does not parse: %v\n%s", err, b.String())
+		}
+		if again.Version != sc.Version || again.Repository != sc.Repository || len(again.Special) != len(sc.Special) {
+			t.Fatalf("round trip changed %+v to %+v", sc, again)
+		}
+	})
+}

@@ -1,0 +1,391 @@
+package protocol
+
+import (
+	"compress/gzip"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cocrawl/cocrawl/webevents"
+)
+
+// MergeStore is what the merge client needs of a store.
+type MergeStore interface {
+	Cursor(peer string) (webevents.Cursor, bool, error)
+	Merge(events []webevents.Event, c *webevents.Cursor) (webevents.MergeResult, error)
+}
+
+// Merger merges peers' share repositories into a store (spec section 4).
+// The zero values of its optional fields are sensible defaults.
+type Merger struct {
+	Store  MergeStore
+	Client *http.Client // nil: NewHTTPClient with private addresses refused
+	Limits Limits       // per file; Limits.MaxBytes also bounds wire bytes
+	// BackDays is how many days, today included, a first merge with a peer
+	// reaches back; 0 means 7.
+	BackDays int
+	// MaxDays caps the days fetched in one merge after a long absence; 0
+	// means 30.
+	MaxDays int
+	// Recheck is how many past days are re-checked with conditional
+	// requests on every merge, for records a peer appended late; 0 means 1
+	// (yesterday). Negative means none.
+	Recheck int
+	// BatchSize is how many records are committed at once; 0 means 4096.
+	BatchSize int
+	UserAgent string // default "cocrawl/<version>"
+	From      string // the operator's e-mail, sent in the From header
+	Now       func() time.Time
+	Logger    *slog.Logger
+}
+
+// MergeReport says what one merge did.
+type MergeReport struct {
+	Peer       string
+	Control    *ShareControl
+	Days       []DayReport
+	Records    int64 // good records decoded
+	BadRecords int64 // records skipped as malformed
+	WireBytes  int64 // bytes received, compressed or not
+	Result     webevents.MergeResult
+}
+
+// DayReport is the outcome for one day file.
+type DayReport struct {
+	Day        int64
+	Status     int // HTTP status of the last response
+	Records    int64
+	BadRecords int64
+	WireBytes  int64
+	Result     webevents.MergeResult
+	Err        error // a fatal error for this day; later days were still tried
+}
+
+// ErrBadResponse is wrapped by errors about a peer's HTTP responses.
+var ErrBadResponse = errors.New("protocol: bad response from peer")
+
+func (m *Merger) defaults() {
+	if m.Client == nil {
+		m.Client = NewHTTPClient(ClientOptions{})
+	}
+	if m.BackDays <= 0 {
+		m.BackDays = 7
+	}
+	if m.MaxDays <= 0 {
+		m.MaxDays = 30
+	}
+	if m.Recheck == 0 {
+		m.Recheck = 1
+	}
+	if m.BatchSize <= 0 {
+		m.BatchSize = 4096
+	}
+	if m.UserAgent == "" {
+		m.UserAgent = "cocrawl/" + CurrentVersion
+	}
+	if m.Now == nil {
+		m.Now = time.Now
+	}
+	if m.Logger == nil {
+		m.Logger = slog.Default()
+	}
+}
+
+// Merge fetches the robots.shr at shrURL and every day file due since the
+// last merge with that peer, and commits the resolved events and the cursor
+// in batches. An error for one day file is reported in its DayReport and the
+// merge goes on with the next day; Merge returns an error only when nothing
+// could be merged (robots.shr unusable, store failing, context done).
+func (m *Merger) Merge(ctx context.Context, shrURL string) (*MergeReport, error) {
+	m.defaults()
+	lim := m.Limits.withDefaults()
+	rep := &MergeReport{Peer: shrURL}
+	base, err := url.Parse(shrURL)
+	if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
+		return rep, fmt.Errorf("protocol: %q is not an http(s) URL of a robots.shr", shrURL)
+	}
+	sc, err := m.fetchControl(ctx, shrURL, lim, rep)
+	if err != nil {
+		return rep, err
+	}
+	rep.Control = sc
+	repo, err := sc.RepositoryURL(base)
+	if err != nil {
+		return rep, err
+	}
+
+	cur, known, err := m.Store.Cursor(shrURL)
+	if err != nil {
+		return rep, fmt.Errorf("protocol: read cursor: %w", err)
+	}
+	cur.Peer = shrURL
+	today := webevents.Today(m.Now())
+	first := today - int64(m.BackDays) + 1
+	if known {
+		first = min(cur.LastDay, today-int64(max(m.Recheck, 0)))
+	}
+	first = max(first, today-int64(m.MaxDays)+1)
+	for day := first; day <= today; day++ {
+		if err := ctx.Err(); err != nil {
+			return rep, err
+		}
+		dr, err := m.mergeDay(ctx, repo, day, &cur, lim, rep)
+		rep.Days = append(rep.Days, dr)
+		if err != nil { // the store failed: stop, the cursor is safe
+			return rep, err
+		}
+	}
+	// Keep marks only for days that will be re-checked.
+	keep := cur.Marks[:0]
+	for _, mk := range cur.Marks {
+		if mk.Day >= today-int64(max(m.Recheck, 0)) {
+			keep = append(keep, mk)
+		}
+	}
+	cur.Marks, cur.LastDay, cur.Updated = keep, today, m.Now()
+	if _, err := m.Store.Merge(nil, &cur); err != nil {
+		return rep, fmt.Errorf("protocol: write cursor: %w", err)
+	}
+	return rep, nil
+}
+
+func (m *Merger) newRequest(ctx context.Context, u string) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("User-Agent", m.UserAgent)
+	if m.From != "" {
+		req.Header.Set("From", m.From)
+	}
+	return req, nil
+}
+
+func (m *Merger) fetchControl(ctx context.Context, u string, lim Limits, rep *MergeReport) (*ShareControl, error) {
+	req, err := m.newRequest(ctx, u)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := m.Client.Do(req)
+	if err != nil {
+		metricFetches.WithLabelValues("shr_error").Inc()
+		return nil, fmt.Errorf("protocol: fetch robots.shr: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		metricFetches.WithLabelValues("shr_error").Inc()
+		return nil, fmt.Errorf("%w: robots.shr: %s", ErrBadResponse, resp.Status)
+	}
+	cr := &countingReader{r: io.LimitReader(resp.Body, 1<<20+1)}
+	sc, err := ParseShareControl(cr, lim)
+	rep.WireBytes += cr.n
+	metricMergeBytes.Add(float64(cr.n))
+	if err != nil {
+		metricBadInput.WithLabelValues("shr", reason(err)).Inc()
+		metricFetches.WithLabelValues("shr_bad").Inc()
+		return nil, err
+	}
+	metricFetches.WithLabelValues("shr_ok").Inc()
+	return sc, nil
+}
+
+// mergeDay fetches one day file from the cursor's mark and merges it. It
+// returns an error only for store failures; peer problems go in the report.
+func (m *Merger) mergeDay(ctx context.Context, repo *url.URL, day int64, cur *webevents.Cursor, lim Limits, rep *MergeReport) (DayReport, error) {
+	dr := DayReport{Day: day}
+	mark := cur.Mark(day)
+	u := repo.JoinPath(strconv.FormatInt(day, 10) + ".dat").String()
+	for attempt := 0; attempt < 2; attempt++ {
+		req, err := m.newRequest(ctx, u)
+		if err != nil {
+			dr.Err = err
+			return dr, nil
+		}
+		req.Header.Set("Accept-Encoding", "gzip")
+		if mark.Offset > 0 {
+			req.Header.Set("Range", fmt.Sprintf("bytes=%d-", mark.Offset))
+		}
+		if mark.ETag != "" {
+			req.Header.Set("If-None-Match", mark.ETag)
+		}
+		resp, err := m.Client.Do(req)
+		if err != nil {
+			metricFetches.WithLabelValues("dat_error").Inc()
+			dr.Err = fmt.Errorf("protocol: fetch %s: %w", u, err)
+			return dr, nil
+		}
+		dr.Status = resp.StatusCode
+		var base int64
+		switch resp.StatusCode {
+		case http.StatusNotModified:
+			resp.Body.Close()
+			metricFetches.WithLabelValues("dat_not_modified").Inc()
+			return dr, nil
+		case http.StatusNotFound:
+			resp.Body.Close()
+			metricFetches.WithLabelValues("dat_missing").Inc()
+			cur.SetMark(webevents.DayMark{Day: day}) // no data for that day
+			return dr, nil
+		case http.StatusRequestedRangeNotSatisfiable:
+			// The file is shorter than what we merged: it was rebuilt.
+			// Fetch it whole once; resolution makes re-merging harmless.
+			resp.Body.Close()
+			metricFetches.WithLabelValues("dat_range_reset").Inc()
+			mark = webevents.DayMark{Day: day}
+			continue
+		case http.StatusOK:
+			// Whole file, also when the server ignored our Range.
+		case http.StatusPartialContent:
+			start, ok := contentRangeStart(resp.Header.Get("Content-Range"))
+			if !ok || start != mark.Offset {
+				resp.Body.Close()
+				metricFetches.WithLabelValues("dat_bad").Inc()
+				dr.Err = fmt.Errorf("%w: Content-Range %q for offset %d", ErrBadResponse, resp.Header.Get("Content-Range"), mark.Offset)
+				return dr, nil
+			}
+			base = start
+		default:
+			resp.Body.Close()
+			metricFetches.WithLabelValues("dat_error").Inc()
+			dr.Err = fmt.Errorf("%w: %s: %s", ErrBadResponse, u, resp.Status)
+			return dr, nil
+		}
+		err = m.decodeDay(resp, day, base, cur, lim, &dr)
+		resp.Body.Close()
+		rep.Records += dr.Records
+		rep.BadRecords += dr.BadRecords
+		rep.WireBytes += dr.WireBytes
+		rep.Result.Add(dr.Result)
+		return dr, m.account(err, &dr)
+	}
+	dr.Err = fmt.Errorf("%w: %s: range not satisfiable twice", ErrBadResponse, u)
+	return dr, nil
+}
+
+// storeError marks failures of the local store, which stop a merge.
+type storeError struct{ err error }
+
+func (e storeError) Error() string { return "protocol: store: " + e.err.Error() }
+func (e storeError) Unwrap() error { return e.err }
+
+// account sorts an error of decodeDay into the report or a returned error.
+func (m *Merger) account(err error, dr *DayReport) error {
+	var se storeError
+	if errors.As(err, &se) {
+		return se
+	}
+	if err != nil {
+		dr.Err = err
+		metricFetches.WithLabelValues("dat_bad").Inc()
+		metricBadInput.WithLabelValues("dat", reason(err)).Inc()
+		return nil
+	}
+	metricFetches.WithLabelValues("dat_ok").Inc()
+	return nil
+}
+
+// decodeDay streams a response body through the decoder into the store in
+// batches, moving the cursor's mark with each batch. Memory is one batch.
+func (m *Merger) decodeDay(resp *http.Response, day, base int64, cur *webevents.Cursor, lim Limits, dr *DayReport) error {
+	wire := &countingReader{r: io.LimitReader(resp.Body, lim.MaxBytes+1)}
+	defer func() {
+		dr.WireBytes = wire.n
+		metricMergeBytes.Add(float64(wire.n))
+	}()
+	var body io.Reader = wire
+	switch enc := strings.ToLower(strings.TrimSpace(resp.Header.Get("Content-Encoding"))); enc {
+	case "", "identity":
+	case "gzip", "x-gzip":
+		zr, err := gzip.NewReader(wire)
+		if err != nil {
+			return fmt.Errorf("protocol: gzip: %w", err)
+		}
+		defer zr.Close()
+		body = zr
+	default:
+		return fmt.Errorf("%w: Content-Encoding %q", ErrBadResponse, enc)
+	}
+	dec := NewDatReader(body, DatOptions{Limits: lim, Now: m.Now})
+	batch := make([]webevents.Event, 0, m.BatchSize)
+	commit := func(final bool, etag string) error {
+		mk := webevents.DayMark{Day: day, Offset: base + dec.Offset()}
+		if final {
+			mk.ETag = etag
+		}
+		cur.SetMark(mk)
+		res, err := m.Store.Merge(batch, cur)
+		if err != nil {
+			return storeError{err}
+		}
+		countResult(res)
+		dr.Result.Add(res)
+		batch = batch[:0]
+		return nil
+	}
+	for {
+		e, err := dec.Next()
+		switch {
+		case err == nil:
+			dr.Records++
+			batch = append(batch, e)
+			if len(batch) == cap(batch) {
+				if err := commit(false, ""); err != nil {
+					return err
+				}
+			}
+			continue
+		case IsRecordError(err):
+			dr.BadRecords++
+			metricBadInput.WithLabelValues("dat", reason(err)).Inc()
+			m.Logger.Debug("merge: bad record skipped", "day", day, "err", err)
+			continue
+		case err == io.EOF:
+			return commit(true, resp.Header.Get("ETag"))
+		}
+		// Fatal: keep what was decoded so far, without the ETag so the
+		// rest is asked for next time.
+		if cerr := commit(false, ""); cerr != nil {
+			return cerr
+		}
+		return fmt.Errorf("day %d: %w", day, err)
+	}
+}
+
+func countResult(r webevents.MergeResult) {
+	metricMergeEvents.WithLabelValues("accept").Add(float64(r.Accepted))
+	metricMergeEvents.WithLabelValues("restate").Add(float64(r.Restated))
+	metricMergeEvents.WithLabelValues("ignore").Add(float64(r.Ignored))
+	metricMergeEvents.WithLabelValues("violation").Add(float64(len(r.Polls)))
+}
+
+// contentRangeStart parses "bytes N-M/L".
+func contentRangeStart(h string) (int64, bool) {
+	v, ok := strings.CutPrefix(h, "bytes ")
+	if !ok {
+		return 0, false
+	}
+	a, _, ok := strings.Cut(v, "-")
+	if !ok {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(a, 10, 64)
+	return n, err == nil && n >= 0
+}
+
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}

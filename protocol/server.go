@@ -1,0 +1,342 @@
+package protocol
+
+import (
+	"bufio"
+	"compress/gzip"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cocrawl/cocrawl/webevents"
+)
+
+// ShareStore is what the share server reads from a store.
+type ShareStore interface {
+	ID() string
+	DayInfo(day int64) (webevents.DayInfo, bool, error)
+	ReadDay(day, from int64, fn func(offset int64, e webevents.Event) error) error
+}
+
+// Server is the share repository as an http.Handler: /robots.shr,
+// /robots.txt and <repository>/<day>.dat generated from a store.
+type Server struct {
+	store   ShareStore
+	control ShareControl
+	repo    string // path of the repository, with a trailing slash
+	log     *slog.Logger
+	slots   chan struct{} // bounds concurrent day-file streams
+}
+
+// ServerOptions configure NewServer.
+type ServerOptions struct {
+	// Control is the robots.shr to publish. Repository may be a path
+	// ("/share/") or an absolute URL whose path is used; when it is a path
+	// the published field is made absolute from the request's Host, as 1.0
+	// peers expect an absolute URL. An empty Crawler is taken from the Host
+	// too. An empty Version means CurrentVersion.
+	Control ShareControl
+	Logger  *slog.Logger
+	// MaxStreams bounds day files being sent at once; 0 means 32. Further
+	// requests get 503 with Retry-After.
+	MaxStreams int
+}
+
+// NewServer returns the handler for store.
+func NewServer(store ShareStore, o ServerOptions) (*Server, error) {
+	c := o.Control
+	if c.Version == "" {
+		c.Version = CurrentVersion
+	}
+	if c.Repository == "" {
+		c.Repository = "/share/"
+	}
+	if _, _, err := ParseVersion(c.Version); err != nil {
+		return nil, err
+	}
+	path := c.Repository
+	if i := strings.Index(path, "://"); i >= 0 {
+		rest := path[i+3:]
+		if j := strings.IndexByte(rest, '/'); j >= 0 {
+			path = rest[j:]
+		} else {
+			path = "/"
+		}
+	}
+	if !strings.HasPrefix(path, "/") || strings.ContainsAny(path, "?#") {
+		return nil, fmt.Errorf("protocol: repository path %q must start with / and hold no query", path)
+	}
+	if !strings.HasSuffix(path, "/") {
+		path += "/"
+	}
+	lg := o.Logger
+	if lg == nil {
+		lg = slog.Default()
+	}
+	n := o.MaxStreams
+	if n <= 0 {
+		n = 32
+	}
+	return &Server{store: store, control: c, repo: path, log: lg, slots: make(chan struct{}, n)}, nil
+}
+
+// RepositoryPath returns the path day files are served under.
+func (s *Server) RepositoryPath() string { return s.repo }
+
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	sw := &statusWriter{ResponseWriter: w, code: http.StatusOK}
+	resource := "other"
+	defer func() { metricServed.WithLabelValues(resource, strconv.Itoa(sw.code)).Inc() }()
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		sw.Header().Set("Allow", "GET, HEAD")
+		http.Error(sw, "method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	switch p := r.URL.Path; {
+	case p == "/robots.shr":
+		resource = "shr"
+		s.serveControl(sw, r)
+	case p == "/robots.txt":
+		resource = "robots"
+		// The share repository is for peers, not for crawlers (spec 8.1).
+		sw.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		fmt.Fprintf(sw, "User-agent: *\nDisallow: %s\nDisallow: /robots.shr\n", s.repo)
+	case strings.HasPrefix(p, s.repo) && strings.HasSuffix(p, ".dat"):
+		resource = "dat"
+		day, err := strconv.ParseInt(p[len(s.repo):len(p)-4], 10, 64)
+		if err != nil || day < 0 || day > 1<<31 || strings.ContainsAny(p[len(s.repo):len(p)-4], "+-") {
+			http.NotFound(sw, r)
+			return
+		}
+		s.serveDay(sw, r, day)
+	default:
+		http.NotFound(sw, r)
+	}
+}
+
+func (s *Server) serveControl(w http.ResponseWriter, r *http.Request) {
+	c := s.control
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	if strings.HasPrefix(c.Repository, "/") {
+		c.Repository = scheme + "://" + r.Host + c.Repository
+	}
+	if c.Crawler == "" {
+		c.Crawler = hostPort(r.Host, scheme) + " cocrawl/" + CurrentVersion
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("Cache-Control", "max-age=300")
+	if r.Method == http.MethodHead {
+		return
+	}
+	_, _ = c.WriteTo(w)
+}
+
+func hostPort(host, scheme string) string {
+	if _, _, err := splitHostPort(host); err == nil {
+		return host
+	}
+	if scheme == "https" {
+		return host + ":443"
+	}
+	return host + ":80"
+}
+
+func (s *Server) serveDay(w http.ResponseWriter, r *http.Request, day int64) {
+	info, ok, err := s.store.DayInfo(day)
+	if err != nil {
+		s.log.Error("share: day info", "day", day, "err", err)
+		http.Error(w, "store error", http.StatusInternalServerError)
+		return
+	}
+	if !ok {
+		http.Error(w, "no data for this day", http.StatusNotFound)
+		return
+	}
+	etag := fmt.Sprintf(`"%s-%d-%d"`, s.store.ID(), day, info.Size)
+	h := w.Header()
+	h.Set("Content-Type", "text/plain; charset=utf-8")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Accept-Ranges", "bytes")
+	h.Set("Cache-Control", "no-cache") // a day file may grow: revalidate
+	h.Set("Vary", "Accept-Encoding")
+	h.Set("Last-Modified", info.Updated.UTC().Format(http.TimeFormat))
+
+	if notModified(r, etag, info.Updated) {
+		h.Set("ETag", etag)
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	from, ranged := parseOpenRange(r.Header.Get("Range"))
+	if ranged && r.Header.Get("If-Range") != "" && !etagMatch(r.Header.Get("If-Range"), etag) {
+		ranged, from = false, 0 // the client's copy is of another version
+	}
+	status := http.StatusOK
+	length := info.Size
+	gz := false
+	switch {
+	case ranged && from >= info.Size:
+		h.Set("Content-Range", fmt.Sprintf("bytes */%d", info.Size))
+		h.Set("ETag", etag)
+		http.Error(w, "range not satisfiable", http.StatusRequestedRangeNotSatisfiable)
+		return
+	case ranged:
+		status = http.StatusPartialContent
+		length = info.Size - from
+		h.Set("Content-Range", fmt.Sprintf("bytes %d-%d/%d", from, info.Size-1, info.Size))
+	default:
+		gz = acceptsGzip(r.Header.Get("Accept-Encoding"))
+	}
+	if gz {
+		h.Set("Content-Encoding", "gzip")
+		h.Set("ETag", strings.TrimSuffix(etag, `"`)+`-gz"`)
+	} else {
+		h.Set("ETag", etag)
+		h.Set("Content-Length", strconv.FormatInt(length, 10))
+	}
+	if r.Method == http.MethodHead {
+		w.WriteHeader(status)
+		return
+	}
+	select {
+	case s.slots <- struct{}{}:
+		defer func() { <-s.slots }()
+	default:
+		h.Del("Content-Length")
+		h.Del("Content-Encoding")
+		h.Set("Retry-After", "1")
+		http.Error(w, "too many transfers, retry", http.StatusServiceUnavailable)
+		return
+	}
+	w.WriteHeader(status)
+	var out io.Writer = w
+	var zw *gzip.Writer
+	if gz {
+		zw, _ = gzip.NewWriterLevel(w, gzip.BestSpeed)
+		out = zw
+	}
+	n, err := writeDay(out, s.store, day, from, info.Size)
+	metricServedBytes.Add(float64(n))
+	if zw != nil && err == nil {
+		err = zw.Close()
+	}
+	if err != nil {
+		s.log.Debug("share: day file not sent whole", "day", day, "sent", n, "err", err)
+	}
+}
+
+// writeDay writes bytes [from, size) of the day file. Entries appended after
+// the DayInfo snapshot are cut off, so the body matches the ETag and
+// Content-Length that were announced.
+func writeDay(w io.Writer, st ShareStore, day, from, size int64) (int64, error) {
+	bw := bufio.NewWriterSize(w, 64<<10)
+	var buf []byte
+	var sent int64
+	pos := from
+	errDone := fmt.Errorf("done")
+	err := st.ReadDay(day, from, func(off int64, e webevents.Event) error {
+		buf = webevents.AppendRecord(buf[:0], &e)
+		lo, hi := max(pos-off, 0), min(int64(len(buf)), size-off)
+		if hi <= lo {
+			return errDone
+		}
+		n, err := bw.Write(buf[lo:hi])
+		sent += int64(n)
+		pos = off + hi
+		if err != nil {
+			return err
+		}
+		if pos >= size {
+			return errDone
+		}
+		return nil
+	})
+	if err == errDone {
+		err = nil
+	}
+	if ferr := bw.Flush(); err == nil {
+		err = ferr
+	}
+	return sent, err
+}
+
+// parseOpenRange accepts the one form the spec uses, "bytes=N-". Other
+// range forms are ignored (the full file is sent), as HTTP allows.
+func parseOpenRange(h string) (int64, bool) {
+	v, ok := strings.CutPrefix(strings.TrimSpace(h), "bytes=")
+	if !ok || !strings.HasSuffix(v, "-") || strings.Contains(v, ",") {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(v[:len(v)-1], 10, 64)
+	if err != nil || n < 0 {
+		return 0, false
+	}
+	return n, true
+}
+
+func notModified(r *http.Request, etag string, updated time.Time) bool {
+	if inm := r.Header.Get("If-None-Match"); inm != "" {
+		return etagMatch(inm, etag)
+	}
+	if ims := r.Header.Get("If-Modified-Since"); ims != "" {
+		t, err := http.ParseTime(ims)
+		return err == nil && !updated.Truncate(time.Second).After(t)
+	}
+	return false
+}
+
+// etagMatch compares a list of entity tags with ours, weakly and ignoring
+// the "-gz" suffix of the gzip variant: both describe the same records.
+func etagMatch(list, etag string) bool {
+	norm := func(t string) string {
+		t = strings.TrimPrefix(strings.TrimSpace(t), "W/")
+		return strings.Replace(t, `-gz"`, `"`, 1)
+	}
+	for _, t := range strings.Split(list, ",") {
+		if t = strings.TrimSpace(t); t == "*" || norm(t) == etag {
+			return true
+		}
+	}
+	return false
+}
+
+func acceptsGzip(ae string) bool {
+	for _, part := range strings.Split(ae, ",") {
+		name, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+		if strings.EqualFold(strings.TrimSpace(name), "gzip") {
+			q := strings.ReplaceAll(strings.TrimSpace(params), " ", "")
+			return q != "q=0" && q != "q=0.0" && q != "q=0.00" && q != "q=0.000"
+		}
+	}
+	return false
+}
+
+type statusWriter struct {
+	http.ResponseWriter
+	code int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	w.code = code
+	w.ResponseWriter.WriteHeader(code)
+}
+
+// NewHTTPServer wraps h in an http.Server whose timeouts stop a slow or
+// idle client from holding a connection: 10 s to send headers, 30 s for the
+// request, 10 minutes to receive a response, 2 minutes idle.
+func NewHTTPServer(addr string, h http.Handler) *http.Server {
+	return &http.Server{
+		Addr:              addr,
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      10 * time.Minute,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    32 << 10,
+	}
+}
