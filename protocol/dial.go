@@ -13,7 +13,7 @@ import (
 // ErrPrivateAddress is returned when a peer-supplied URL leads to a
 // loopback, private, link-local or otherwise non-public address and the
 // operator has not allowed private addresses.
-var ErrPrivateAddress = errors.New("protocol: address is not public (allow private addresses to merge from it)")
+var ErrPrivateAddress = errors.New("protocol: address is not public")
 
 // PublicAddr reports whether ip may be reached by default: not loopback,
 // private (RFC 1918, RFC 4193), link-local, unspecified, multicast, CGNAT,

@@ -45,8 +45,8 @@ func TestMergeTwoStores(t *testing.T) {
 	merger := webevents.NewMemStore()
 	// The merging peer already knows some URLs: the rules decide.
 	mine := dayEvents(testDay-1, 3, 0)
-	mine[0].LMD += 600             // a later create than the sharer's: mine is restated as an update
-	mine[1].LMD -= 600             // an older create: the sharer's later create becomes an update
+	mine[0].LMD += 600              // a later create than the sharer's: mine is restated as an update
+	mine[1].LMD -= 600              // an older create: the sharer's later create becomes an update
 	mine[2].Stat = webevents.Update // same lmd as the sharer's create: same version, ignored
 	for i := range mine {
 		mine[i].CID = "merger.example:1 M/1"

@@ -1,0 +1,172 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/cocrawl/cocrawl/protocol"
+	"github.com/cocrawl/cocrawl/webevents"
+)
+
+func cmdEvents(ctx context.Context, args []string, out io.Writer) error {
+	if len(args) > 0 && args[0] == "import" {
+		return cmdEventsImport(ctx, args[1:], out)
+	}
+	fs := newFlags("events", "events --data DIR [--url URL] [--day N] [--format dat|jsonl]\n       cocrawl events import FILE.dat|- --data DIR")
+	data := fs.String("data", "./cocrawl-data", "data folder of the store")
+	url := fs.String("url", "", "show only this URL's current state")
+	day := fs.Int64("day", -1, "show this day's log exactly as it is served, instead of the current state")
+	format := fs.String("format", "jsonl", "output format: dat or jsonl")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usagef("unexpected argument %q; the subcommand is 'import'", pos[0])
+	}
+	if *format != "dat" && *format != "jsonl" {
+		return usagef("--format must be dat or jsonl, not %q", *format)
+	}
+	if *url != "" && *day >= 0 {
+		return usagef("--url and --day do not go together")
+	}
+	st, err := openStore(*data, logger())
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+
+	w := bufio.NewWriterSize(out, 64<<10)
+	defer w.Flush()
+	emit := eventPrinter(w, *format)
+	switch {
+	case *url != "":
+		e, ok, err := st.Get(*url)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			w.Flush()
+			fmt.Fprintf(os.Stderr, "no event for %s in %s\n", *url, *data)
+			return errNegative
+		}
+		return emit(e)
+	case *day >= 0:
+		if *format == "dat" {
+			// Byte for byte what the share server sends for this day.
+			info, ok, err := st.DayInfo(*day)
+			if err != nil || !ok {
+				return err
+			}
+			return st.ReadDay(*day, 0, func(off int64, e webevents.Event) error {
+				if off >= info.Size {
+					return errStop
+				}
+				return emit(e)
+			})
+		}
+		return st.ReadDay(*day, 0, func(_ int64, e webevents.Event) error { return emit(e) })
+	default:
+		return st.Current(emit)
+	}
+}
+
+var errStop = errors.New("stop")
+
+// jsonEvent is the JSON Lines form of an event: the wire field names.
+type jsonEvent struct {
+	URL    string `json:"url"`
+	Size   int64  `json:"size"`
+	LMD    int64  `json:"lmd"`
+	LPD    int64  `json:"lpd"`
+	CID    string `json:"cid"`
+	Stat   string `json:"stat"`
+	TTL    int64  `json:"ttl,omitempty"`
+	Digest string `json:"digest,omitempty"`
+	ETag   string `json:"etag,omitempty"`
+}
+
+func eventPrinter(w io.Writer, format string) func(webevents.Event) error {
+	if format == "dat" {
+		var buf []byte
+		return func(e webevents.Event) error {
+			buf = webevents.AppendRecord(buf[:0], &e)
+			_, err := w.Write(buf)
+			return err
+		}
+	}
+	enc := json.NewEncoder(w)
+	return func(e webevents.Event) error {
+		return enc.Encode(jsonEvent{e.URL, e.Size, e.LMD, e.LPD, e.CID, e.Stat.String(), e.TTL, e.Digest, e.ETag})
+	}
+}
+
+func cmdEventsImport(_ context.Context, args []string, out io.Writer) error {
+	fs := newFlags("events import", "events import FILE.dat|- --data DIR")
+	data := fs.String("data", "./cocrawl-data", "data folder of the store")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usagef("give one day file to import (or - for standard input)")
+	}
+	var in io.Reader = os.Stdin
+	if pos[0] != "-" {
+		f, err := os.Open(pos[0])
+		if err != nil {
+			return fmt.Errorf("cannot read %s: %w", pos[0], err)
+		}
+		defer f.Close()
+		in = f
+	}
+	st, err := openStore(*data, logger())
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+
+	dec := protocol.NewDatReader(in, protocol.DatOptions{})
+	var total webevents.MergeResult
+	var good, bad int
+	batch := make([]webevents.Event, 0, 4096)
+	flush := func() error {
+		res, err := st.Merge(batch, nil)
+		total.Add(res)
+		batch = batch[:0]
+		return err
+	}
+	for {
+		e, err := dec.Next()
+		if err == io.EOF {
+			break
+		}
+		if protocol.IsRecordError(err) {
+			bad++
+			if bad <= 20 {
+				fmt.Fprintf(os.Stderr, "%s: %v (record skipped)\n", pos[0], err)
+			}
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", pos[0], err)
+		}
+		good++
+		if batch = append(batch, e); len(batch) == cap(batch) {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+	}
+	if err := flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "imported %s: %d records, %d skipped as malformed; %d accepted, %d restated, %d ignored, %d order violations\n",
+		pos[0], good, bad, total.Accepted, total.Restated, total.Ignored, len(total.Polls))
+	return nil
+}

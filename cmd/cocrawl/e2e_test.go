@@ -1,0 +1,277 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/cocrawl/cocrawl/webevents"
+)
+
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "cocrawl-e2e")
+	if err != nil {
+		panic(err)
+	}
+	binary = filepath.Join(dir, "cocrawl")
+	if out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "build: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// cocrawl runs the binary and returns its output and exit code.
+func cocrawl(t *testing.T, args ...string) (string, int) {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return out.String(), code
+}
+
+func mustRun(t *testing.T, args ...string) string {
+	t.Helper()
+	out, code := cocrawl(t, args...)
+	if code != 0 {
+		t.Fatalf("cocrawl %s: exit %d\n%s", strings.Join(args, " "), code, out)
+	}
+	return out
+}
+
+// startShare starts `cocrawl share` on a free loopback port and returns
+// its robots.shr URL and a function that stops it with SIGTERM.
+func startShare(t *testing.T, data, listen string) (string, func()) {
+	t.Helper()
+	cmd := exec.Command(binary, "share", "--data", data, "--listen", listen, "--contact", "ops@example.org")
+	stdout, _ := cmd.StdoutPipe()
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(stdout)
+	if !sc.Scan() {
+		t.Fatal("share printed nothing")
+	}
+	f := strings.Fields(sc.Text()) // "sharing DIR at URL ..."
+	if len(f) < 4 {
+		t.Fatalf("share said %q", sc.Text())
+	}
+	stopped := false
+	stop := func() {
+		if stopped {
+			return
+		}
+		stopped = true
+		cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("share did not stop cleanly: %v", err)
+			}
+		case <-time.After(15 * time.Second):
+			cmd.Process.Kill()
+			t.Error("share ignored SIGTERM")
+		}
+	}
+	t.Cleanup(stop)
+	return f[3], stop
+}
+
+func genEvents(day int64, n, from int, cid string) []webevents.Event {
+	evs := make([]webevents.Event, n)
+	for i := range evs {
+		lpd := webevents.DayStart(day) + int64(from+i)%80000
+		evs[i] = webevents.Event{URL: fmt.Sprintf("http://s%d.example/%d", (from+i)%7, from+i), Size: int64(from + i),
+			LMD: lpd - 100, LPD: lpd, CID: cid, Stat: webevents.Stat("CUD"[(from+i)%3])}
+	}
+	return evs
+}
+
+func writeDat(t *testing.T, path string, evs []webevents.Event, extra string) {
+	t.Helper()
+	var b []byte
+	for i := range evs {
+		b = webevents.AppendRecord(b, &evs[i])
+	}
+	if err := os.WriteFile(path, append(b, extra...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func readState(t *testing.T, data string) map[string]jsonEvent {
+	t.Helper()
+	out := mustRun(t, "events", "--data", data)
+	m := map[string]jsonEvent{}
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		if line == "" {
+			continue
+		}
+		var e jsonEvent
+		if err := json.Unmarshal([]byte(line), &e); err != nil {
+			t.Fatalf("events printed %q: %v", line, err)
+		}
+		m[e.URL] = e
+	}
+	return m
+}
+
+// expected folds batches of events with webevents.Resolve, as a merge must.
+func expected(batches ...[]webevents.Event) map[string]jsonEvent {
+	cur := map[string]webevents.Event{}
+	for _, b := range batches {
+		for _, in := range b {
+			c, ok := cur[in.URL]
+			var d webevents.Decision
+			if ok {
+				d = webevents.Resolve(&c, in)
+			} else {
+				d = webevents.Resolve(nil, in)
+			}
+			if d.Action != webevents.Ignore {
+				cur[in.URL] = d.Result
+			}
+		}
+	}
+	m := map[string]jsonEvent{}
+	for u, e := range cur {
+		m[u] = jsonEvent{e.URL, e.Size, e.LMD, e.LPD, e.CID, e.Stat.String(), e.TTL, e.Digest, e.ETag}
+	}
+	return m
+}
+
+func TestShareAndMergeEndToEnd(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "A"), filepath.Join(dir, "B")
+	today := webevents.Today(time.Now())
+	sharer := append(genEvents(today-1, 300, 0, "a.example:8470 A/1"), genEvents(today, 200, 300, "a.example:8470 A/1")...)
+	writeDat(t, filepath.Join(dir, "a.dat"), sharer, "url: http://bad.example/\nstat: X\n\n")
+	out := mustRun(t, "events", "import", filepath.Join(dir, "a.dat"), "--data", a)
+	if !strings.Contains(out, "500 records, 1 skipped") {
+		t.Fatalf("import: %s", out)
+	}
+	// B already knows some of the same URLs, with other dates.
+	mine := genEvents(today-1, 40, 0, "b.example:8470 B/1")
+	for i := range mine {
+		mine[i].LMD += int64(i%3-1) * 50
+	}
+	writeDat(t, filepath.Join(dir, "b.dat"), mine, "")
+	mustRun(t, "events", "import", filepath.Join(dir, "b.dat"), "--data", b)
+
+	shr, stop := startShare(t, a, "127.0.0.1:0")
+	out = mustRun(t, "merge", shr, "--data", b, "--allow-private")
+	if !strings.Contains(out, "500 records") {
+		t.Fatalf("first merge: %s", out)
+	}
+	out = mustRun(t, "shr", "lint", shr, "--allow-private")
+	if !strings.Contains(out, "no violations") {
+		t.Fatalf("lint of our own server: %s", out)
+	}
+	stop()
+	got, want := readState(t, b), expected(mine, sharer)
+	if len(got) != len(want) {
+		t.Fatalf("B holds %d URLs, the rules say %d", len(got), len(want))
+	}
+	for u, w := range want {
+		if got[u] != w {
+			t.Fatalf("%s: B holds %+v, the rules say %+v", u, got[u], w)
+		}
+	}
+
+	// New records on the current day; a second merge moves only those.
+	more := genEvents(today, 25, 5000, "a.example:8470 A/1")
+	writeDat(t, filepath.Join(dir, "more.dat"), more, "")
+	mustRun(t, "events", "import", filepath.Join(dir, "more.dat"), "--data", a)
+	// Restart on the same address: the peer keeps its URL, so the cursor applies.
+	shr, _ = startShare(t, a, strings.TrimSuffix(strings.TrimPrefix(shr, "http://"), "/robots.shr"))
+	out = mustRun(t, "merge", shr, "--data", b, "--allow-private")
+	if !strings.Contains(out, fmt.Sprintf("day %d: status 304, 0 records", today-1)) ||
+		!strings.Contains(out, fmt.Sprintf("day %d: status 206, 25 records", today)) {
+		t.Fatalf("second merge should fetch only the 25 new records of today:\n%s", out)
+	}
+	if got := readState(t, b); len(got) != len(want)+25 {
+		t.Fatalf("after second merge B holds %d URLs", len(got))
+	}
+}
+
+// A peer of 2002 with plain files: no gzip, no Range, no validators.
+func TestMergeFromPlainFilePeer(t *testing.T) {
+	dir := t.TempDir()
+	today := webevents.Today(time.Now())
+	files := http.NewServeMux()
+	evs := genEvents(today, 50, 0, "old.example:33433 OldCrawler/1.0")
+	writeDat(t, filepath.Join(dir, fmt.Sprintf("%d.dat", today)), evs, "")
+	os.WriteFile(filepath.Join(dir, "robots.shr"), []byte("version: 1.0\ncrawler: old.example:33433 OldCrawler/1.0\nrepository: /\n"), 0o600)
+	files.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		b, err := os.ReadFile(filepath.Join(dir, filepath.Base(r.URL.Path)))
+		if err != nil {
+			http.NotFound(w, r)
+			return
+		}
+		w.Write(b) // no Range, no ETag, no gzip
+	})
+	ts := httptest.NewServer(files)
+	defer ts.Close()
+	data := filepath.Join(dir, "store")
+	for range 2 {
+		mustRun(t, "merge", ts.URL+"/robots.shr", "--data", data, "--allow-private")
+	}
+	if got := readState(t, data); len(got) != 50 || got[evs[7].URL].CID != "old.example:33433 OldCrawler/1.0" {
+		t.Fatalf("got %d URLs: %+v", len(got), got[evs[7].URL])
+	}
+	out, code := cocrawl(t, "shr", "lint", ts.URL+"/robots.shr", "--allow-private")
+	if code != 1 || !strings.Contains(out, "no ETag") {
+		t.Fatalf("lint of a plain peer: exit %d\n%s", code, out)
+	}
+}
+
+func TestCommandLineErrors(t *testing.T) {
+	dir := t.TempDir()
+	for _, tt := range []struct {
+		args []string
+		code int
+		says string
+	}{
+		{nil, 2, "usage"},
+		{[]string{"frob"}, 2, "unknown command"},
+		{[]string{"merge"}, 2, "robots.shr"},
+		{[]string{"merge", "--nope"}, 2, "not defined"},
+		{[]string{"events", "--data", dir, "--format", "xml"}, 2, "--format"},
+		{[]string{"events", "import", "/no/such.dat", "--data", dir}, 1, "cannot read"},
+		{[]string{"merge", "http://127.0.0.1:9/robots.shr", "--data", dir}, 1, "--allow-private"},
+		{[]string{"shr", "lint"}, 2, "robots.shr"},
+		{[]string{"demo"}, 1, "not built yet"},
+		{[]string{"events", "--data", dir, "--url", "http://none.example/"}, 1, "no event"},
+	} {
+		out, code := cocrawl(t, tt.args...)
+		if code != tt.code || !strings.Contains(out, tt.says) {
+			t.Errorf("cocrawl %v: exit %d, %q; want exit %d saying %q", tt.args, code, out, tt.code, tt.says)
+		}
+		if tt.code != 0 && tt.args != nil && strings.Count(strings.TrimSpace(out), "\n") > 0 {
+			t.Errorf("cocrawl %v: error is more than one line:\n%s", tt.args, out)
+		}
+	}
+}
