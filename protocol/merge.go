@@ -313,48 +313,76 @@ func (m *Merger) decodeDay(resp *http.Response, day, base int64, cur *webevents.
 		return fmt.Errorf("%w: Content-Encoding %q", ErrBadResponse, enc)
 	}
 	dec := NewDatReader(body, DatOptions{Limits: lim, Now: m.Now})
-	batch := make([]webevents.Event, 0, m.BatchSize)
-	commit := func(final bool, etag string) error {
-		mk := webevents.DayMark{Day: day, Offset: base + dec.Offset()}
-		if final {
-			mk.ETag = etag
+	// Decoding runs one batch ahead of the store, on its own goroutine, so
+	// the network and the decoder overlap the store's commits.
+	batches := make(chan decoded, 1)
+	stop := make(chan struct{})
+	defer close(stop)
+	go m.decodeBatches(dec, day, batches, stop)
+	for b := range batches {
+		dr.Records += b.records
+		dr.BadRecords += b.bad
+		mk := webevents.DayMark{Day: day, Offset: base + b.offset}
+		if b.err == io.EOF {
+			mk.ETag = resp.Header.Get("ETag") // the file was read whole
 		}
 		cur.SetMark(mk)
-		res, err := m.Store.Merge(batch, cur)
+		res, err := m.Store.Merge(b.events, cur)
 		if err != nil {
 			return storeError{err}
 		}
 		countResult(res)
 		dr.Result.Add(res)
-		batch = batch[:0]
-		return nil
+		if b.err != nil && b.err != io.EOF {
+			// Fatal: what was decoded before stands, without the ETag, so
+			// the rest is asked for next time.
+			return fmt.Errorf("day %d: %w", day, b.err)
+		}
 	}
+	return nil
+}
+
+// decoded is one batch of records and the decoder's state after it.
+type decoded struct {
+	events  []webevents.Event
+	records int64
+	bad     int64
+	offset  int64 // DatReader.Offset after the batch
+	err     error // io.EOF after the last batch, or a fatal error
+}
+
+// decodeBatches sends batches of decoded records until the file ends or a
+// fatal error; the last batch carries io.EOF or that error.
+func (m *Merger) decodeBatches(dec *DatReader, day int64, out chan<- decoded, stop <-chan struct{}) {
+	defer close(out)
+	b := decoded{events: make([]webevents.Event, 0, m.BatchSize)}
 	for {
 		e, err := dec.Next()
 		switch {
 		case err == nil:
-			dr.Records++
-			batch = append(batch, e)
-			if len(batch) == cap(batch) {
-				if err := commit(false, ""); err != nil {
-					return err
-				}
+			b.records++
+			b.events = append(b.events, e)
+			if len(b.events) < m.BatchSize {
+				continue
 			}
-			continue
 		case IsRecordError(err):
-			dr.BadRecords++
+			b.bad++
 			metricBadInput.WithLabelValues("dat", reason(err)).Inc()
 			m.Logger.Debug("merge: bad record skipped", "day", day, "err", err)
 			continue
-		case err == io.EOF:
-			return commit(true, resp.Header.Get("ETag"))
+		default:
+			b.err = err
 		}
-		// Fatal: keep what was decoded so far, without the ETag so the
-		// rest is asked for next time.
-		if cerr := commit(false, ""); cerr != nil {
-			return cerr
+		b.offset = dec.Offset()
+		select {
+		case out <- b:
+		case <-stop:
+			return
 		}
-		return fmt.Errorf("day %d: %w", day, err)
+		if b.err != nil {
+			return
+		}
+		b = decoded{events: make([]webevents.Event, 0, m.BatchSize)}
 	}
 }
 

@@ -59,6 +59,10 @@ type BadgerOptions struct {
 	// GCInterval is how often value-log garbage collection runs; 0 means
 	// 10 minutes.
 	GCInterval time.Duration
+	// MemTableSize is the size of each of Badger's two memtables; 0 means
+	// 32 MiB. 16 MiB halves that memory but merges about 25% slower
+	// (docs/performance.md).
+	MemTableSize int64
 }
 
 // BadgerStore is the Store on Badger v4.
@@ -77,19 +81,24 @@ func OpenBadger(dir string, o BadgerOptions) (*BadgerStore, error) {
 	if lg == nil {
 		lg = slog.Default()
 	}
-	// Options measured to keep the live heap near 50 MB on a 2-core machine
-	// (shared/NOTES-libp2p-badger.md); Badger's defaults peak above 2 GB.
+	mt := o.MemTableSize
+	if mt <= 0 {
+		mt = 32 << 20
+	}
+	// Options that keep memory small on a 2-core machine (see
+	// shared/NOTES-libp2p-badger.md: Badger's defaults peak above 2 GB).
 	opts := badger.DefaultOptions(dir).
 		WithLogger(badgerLogger{lg}).
 		WithSyncWrites(o.SyncWrites).
-		WithMemTableSize(16 << 20).
+		WithMemTableSize(mt).
 		WithNumMemtables(2).
 		WithNumLevelZeroTables(2).
 		WithNumLevelZeroTablesStall(4).
 		WithBlockCacheSize(8 << 20).
 		WithIndexCacheSize(8 << 20).
 		WithValueLogFileSize(64 << 20).
-		WithValueThreshold(1 << 10)
+		WithValueThreshold(1 << 10).
+		WithDetectConflicts(false) // writers are serialised by BadgerStore.mu
 	if o.InMemory {
 		opts = opts.WithDir("").WithValueDir("").WithInMemory(true)
 	}
@@ -311,7 +320,16 @@ func (s *BadgerStore) Merge(events []Event, c *Cursor) (MergeResult, error) {
 	defer s.mu.Unlock()
 	w := s.newWriter()
 	defer func() { w.txn.Discard() }()
-	r := newResolver(func(u string) (Event, bool, error) { return getEvent(w.txn, u) })
+	known, err := s.prefetch(events)
+	if err != nil {
+		return MergeResult{}, fmt.Errorf("webevents: merge: %w", err)
+	}
+	// Writers are serialised, so the committed state cannot change under
+	// us: the prefetched states plus the resolver's pending map are current.
+	r := newResolver(func(u string) (Event, bool, error) {
+		e, ok := known[u]
+		return e, ok, nil
+	})
 	for _, in := range events {
 		if w.full() {
 			// Everything resolved so far is written; the pending map keeps
@@ -347,6 +365,46 @@ func (s *BadgerStore) Merge(events []Event, c *Cursor) (MergeResult, error) {
 		return r.result, fmt.Errorf("webevents: merge: %w", err)
 	}
 	return r.result, nil
+}
+
+// prefetch reads the current state of every URL in events, on two
+// goroutines: point reads are most of a merge's cost and they parallelise,
+// while the writes after them cannot.
+func (s *BadgerStore) prefetch(events []Event) (map[string]Event, error) {
+	const workers = 2
+	found := make([]map[string]Event, workers)
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			m := make(map[string]Event)
+			errs[w] = s.db.View(func(txn *badger.Txn) error {
+				for i := w; i < len(events); i += workers {
+					e, ok, err := getEvent(txn, events[i].URL)
+					if err != nil {
+						return err
+					}
+					if ok {
+						m[e.URL] = e
+					}
+				}
+				return nil
+			})
+			found[w] = m
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	for _, m := range found[1:] {
+		for u, e := range m {
+			found[0][u] = e
+		}
+	}
+	return found[0], nil
 }
 
 func (s *BadgerStore) Cursor(peer string) (Cursor, bool, error) {
