@@ -1,5 +1,3 @@
-// Command cocrawl runs one peer of a community of cooperating web crawlers,
-// and the tools around it. See README.md and spec/share-protocol.md.
 package main
 
 import (
