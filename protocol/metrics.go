@@ -68,7 +68,7 @@ func classifyEventError(err error) string {
 	}{
 		{webevents.ErrBadStat, "bad_stat"}, {webevents.ErrBadURL, "bad_url"},
 		{webevents.ErrBadField, "bad_field"}, {webevents.ErrDateTooOld, "date_too_old"},
-		{webevents.ErrDateFuture, "date_future"}, {webevents.ErrNotModified, "lmd_after_lpd"},
+		{webevents.ErrDateFuture, "date_future"}, {webevents.ErrLMDAfterLPD, "lmd_after_lpd"},
 	} {
 		if errors.Is(err, r.err) {
 			return r.label

@@ -17,28 +17,12 @@ import (
 // vectorNow is the clock of every vector in spec/testdata (see its README).
 var vectorNow = time.Unix(1704067200, 0)
 
-type jsonEvent struct {
-	URL    string `json:"url"`
-	Size   int64  `json:"size"`
-	LMD    int64  `json:"lmd"`
-	LPD    int64  `json:"lpd"`
-	CID    string `json:"cid"`
-	Stat   string `json:"stat"`
-	TTL    int64  `json:"ttl,omitempty"`
-	Digest string `json:"digest,omitempty"`
-	ETag   string `json:"etag,omitempty"`
-}
-
 type datVector struct {
-	Records []jsonEvent `json:"records"`
+	Records []webevents.Event `json:"records"`
 	Errors  []struct {
 		Line   int    `json:"line"`
 		Reason string `json:"reason"`
 	} `json:"errors"`
-}
-
-func toJSONEvent(e webevents.Event) jsonEvent {
-	return jsonEvent{e.URL, e.Size, e.LMD, e.LPD, e.CID, e.Stat.String(), e.TTL, e.Digest, e.ETag}
 }
 
 // decodeAll decodes a whole file, collecting records and record errors.
@@ -80,12 +64,9 @@ func TestDatVectors(t *testing.T) {
 			if err != nil {
 				t.Fatalf("fatal error: %v", err)
 			}
-			got := []jsonEvent{}
-			for _, e := range evs {
-				got = append(got, toJSONEvent(e))
-			}
+			got := append([]webevents.Event{}, evs...)
 			if want.Records == nil {
-				want.Records = []jsonEvent{}
+				want.Records = []webevents.Event{}
 			}
 			if !reflect.DeepEqual(got, want.Records) {
 				t.Errorf("records:\n got %+v\nwant %+v", got, want.Records)

@@ -39,6 +39,21 @@ func (s Stat) order() int {
 	return 2
 }
 
+// MarshalText writes the wire letter, so JSON shows "C", not 67.
+func (s Stat) MarshalText() ([]byte, error) {
+	if !s.Valid() {
+		return nil, fmt.Errorf("%w: %d", ErrBadStat, s)
+	}
+	return []byte{byte(s)}, nil
+}
+
+// UnmarshalText reads a wire letter.
+func (s *Stat) UnmarshalText(b []byte) error {
+	v, err := ParseStat(string(b))
+	*s = v
+	return err
+}
+
 // ParseStat parses a wire letter.
 func ParseStat(s string) (Stat, error) {
 	if len(s) == 1 && Stat(s[0]).Valid() {
@@ -48,18 +63,19 @@ func ParseStat(s string) (Stat, error) {
 }
 
 // Event is one web-event record. Times are seconds since 1970-01-01 UTC.
+// Its JSON form (cocrawl events --format jsonl) uses the wire field names.
 type Event struct {
-	URL  string // the web object's URL (absolute http or https)
-	Size int64  // object size in bytes
-	LMD  int64  // last-modified date; for a DELETE, when the deletion was detected
-	LPD  int64  // last-polled date, by the crawler named in CID
-	CID  string // "host:port Moniker" of the crawler that first observed the event
-	Stat Stat
-	TTL  int64 // seconds after LPD during which the record holds; 0 means not given
+	URL  string `json:"url"`  // the web object's URL (absolute http or https)
+	Size int64  `json:"size"` // object size in bytes
+	LMD  int64  `json:"lmd"`  // last-modified date; for a DELETE, when the deletion was detected
+	LPD  int64  `json:"lpd"`  // last-polled date, by the crawler named in CID
+	CID  string `json:"cid"`  // "host:port Moniker" of the crawler that first observed the event
+	Stat Stat   `json:"stat"`
+	TTL  int64  `json:"ttl,omitempty"` // seconds after LPD during which the record holds; 0 means not given
 
 	// Optional fields of protocol 1.1; empty means not given.
-	Digest string // content digest, "algorithm:hex"
-	ETag   string // the object's HTTP entity tag, as the server sent it
+	Digest string `json:"digest,omitempty"` // content digest, "algorithm:hex"
+	ETag   string `json:"etag,omitempty"`   // the object's HTTP entity tag, as the server sent it
 }
 
 // Limits on field values that Validate enforces. They bound what one record
@@ -78,7 +94,7 @@ var (
 	ErrBadField    = errors.New("webevents: field value out of range")
 	ErrDateTooOld  = errors.New("webevents: date before 1993-01-01")
 	ErrDateFuture  = errors.New("webevents: date more than 24 h in the future")
-	ErrNotModified = errors.New("webevents: lmd after lpd")
+	ErrLMDAfterLPD = errors.New("webevents: lmd after lpd")
 )
 
 // Validate checks the fields that do not depend on the clock.
@@ -154,7 +170,7 @@ func (e *Event) CheckDates(now time.Time) error {
 	}
 	if lmd > lpd {
 		if lmd-lpd > MaxSkew {
-			return fmt.Errorf("%w: lmd %d, lpd %d", ErrNotModified, lmd, lpd)
+			return fmt.Errorf("%w: lmd %d, lpd %d", ErrLMDAfterLPD, lmd, lpd)
 		}
 		lmd = lpd
 	}

@@ -78,19 +78,6 @@ func cmdEvents(ctx context.Context, args []string, out io.Writer) error {
 
 var errStop = errors.New("stop")
 
-// jsonEvent is the JSON Lines form of an event: the wire field names.
-type jsonEvent struct {
-	URL    string `json:"url"`
-	Size   int64  `json:"size"`
-	LMD    int64  `json:"lmd"`
-	LPD    int64  `json:"lpd"`
-	CID    string `json:"cid"`
-	Stat   string `json:"stat"`
-	TTL    int64  `json:"ttl,omitempty"`
-	Digest string `json:"digest,omitempty"`
-	ETag   string `json:"etag,omitempty"`
-}
-
 func eventPrinter(w io.Writer, format string) func(webevents.Event) error {
 	if format == "dat" {
 		var buf []byte
@@ -102,7 +89,7 @@ func eventPrinter(w io.Writer, format string) func(webevents.Event) error {
 	}
 	enc := json.NewEncoder(w)
 	return func(e webevents.Event) error {
-		return enc.Encode(jsonEvent{e.URL, e.Size, e.LMD, e.LPD, e.CID, e.Stat.String(), e.TTL, e.Digest, e.ETag})
+		return enc.Encode(e)
 	}
 }
 

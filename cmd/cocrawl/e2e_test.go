@@ -122,15 +122,15 @@ func writeDat(t *testing.T, path string, evs []webevents.Event, extra string) {
 	}
 }
 
-func readState(t *testing.T, data string) map[string]jsonEvent {
+func readState(t *testing.T, data string) map[string]webevents.Event {
 	t.Helper()
 	out := mustRun(t, "events", "--data", data)
-	m := map[string]jsonEvent{}
+	m := map[string]webevents.Event{}
 	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
 		if line == "" {
 			continue
 		}
-		var e jsonEvent
+		var e webevents.Event
 		if err := json.Unmarshal([]byte(line), &e); err != nil {
 			t.Fatalf("events printed %q: %v", line, err)
 		}
@@ -140,7 +140,7 @@ func readState(t *testing.T, data string) map[string]jsonEvent {
 }
 
 // expected folds batches of events with webevents.Resolve, as a merge must.
-func expected(batches ...[]webevents.Event) map[string]jsonEvent {
+func expected(batches ...[]webevents.Event) map[string]webevents.Event {
 	cur := map[string]webevents.Event{}
 	for _, b := range batches {
 		for _, in := range b {
@@ -156,9 +156,9 @@ func expected(batches ...[]webevents.Event) map[string]jsonEvent {
 			}
 		}
 	}
-	m := map[string]jsonEvent{}
+	m := map[string]webevents.Event{}
 	for u, e := range cur {
-		m[u] = jsonEvent{e.URL, e.Size, e.LMD, e.LPD, e.CID, e.Stat.String(), e.TTL, e.Digest, e.ETag}
+		m[u] = e
 	}
 	return m
 }
