@@ -325,3 +325,43 @@ func TestMergeBadControl(t *testing.T) {
 		}
 	}
 }
+
+// A peer that trickles its day file cannot hold a merge past the client's
+// time limit; what arrived in whole records is kept.
+func TestMergeSlowPeer(t *testing.T) {
+	good := dayEvents(testDay, 1, 0)[0]
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.shr" {
+			fmt.Fprintf(w, "version: 1.0\ncrawler: a:1 A\nrepository: /s/\n")
+			return
+		}
+		if r.URL.Path != fmt.Sprintf("/s/%d.dat", testDay) {
+			http.NotFound(w, r)
+			return
+		}
+		w.Write(webevents.AppendRecord(nil, &good))
+		w.(http.Flusher).Flush()
+		for r.Context().Err() == nil { // then one byte every 50 ms, for ever
+			w.Write([]byte("u"))
+			w.(http.Flusher).Flush()
+			time.Sleep(50 * time.Millisecond)
+		}
+	}))
+	defer ts.Close()
+	st := webevents.NewMemStore()
+	m := newMerger(st)
+	m.Client = NewHTTPClient(ClientOptions{AllowPrivate: true, Timeout: 500 * time.Millisecond})
+	start := time.Now()
+	rep, err := m.Merge(context.Background(), ts.URL+"/robots.shr")
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := rep.Days[len(rep.Days)-1]
+	if last.Err == nil || rep.Result.Accepted != 1 {
+		t.Fatalf("slow day: err %v, accepted %d", last.Err, rep.Result.Accepted)
+	}
+	if _, ok, _ := st.Get(good.URL); !ok {
+		t.Fatal("the whole record before the trickle was lost")
+	}
+	t.Logf("gave up after %v: %v", time.Since(start).Round(10*time.Millisecond), last.Err)
+}

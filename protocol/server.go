@@ -326,17 +326,36 @@ func (w *statusWriter) WriteHeader(code int) {
 	w.ResponseWriter.WriteHeader(code)
 }
 
-// NewHTTPServer wraps h in an http.Server whose timeouts stop a slow or
-// idle client from holding a connection: 10 s to send headers, 30 s for the
-// request, 10 minutes to receive a response, 2 minutes idle.
-func NewHTTPServer(addr string, h http.Handler) *http.Server {
+// Timeouts bound how long a client may hold a server connection. Zero
+// fields take the defaults of DefaultTimeouts.
+type Timeouts struct {
+	ReadHeader time.Duration // to send the request headers
+	Read       time.Duration // to send the whole request
+	Write      time.Duration // to receive the whole response
+	Idle       time.Duration // between requests on a kept-alive connection
+}
+
+// DefaultTimeouts: a day file of a million records takes seconds on a fair
+// link, so Write is generous; the others stop slowloris clients.
+var DefaultTimeouts = Timeouts{ReadHeader: 10 * time.Second, Read: 30 * time.Second, Write: 10 * time.Minute, Idle: 2 * time.Minute}
+
+// NewHTTPServer wraps h in an http.Server with the timeouts t (zero fields
+// take their defaults) and a 32 KiB header limit.
+func NewHTTPServer(addr string, h http.Handler, t Timeouts) *http.Server {
+	d := DefaultTimeouts
+	pick := func(v, def time.Duration) time.Duration {
+		if v > 0 {
+			return v
+		}
+		return def
+	}
 	return &http.Server{
 		Addr:              addr,
 		Handler:           h,
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       30 * time.Second,
-		WriteTimeout:      10 * time.Minute,
-		IdleTimeout:       2 * time.Minute,
+		ReadHeaderTimeout: pick(t.ReadHeader, d.ReadHeader),
+		ReadTimeout:       pick(t.Read, d.Read),
+		WriteTimeout:      pick(t.Write, d.Write),
+		IdleTimeout:       pick(t.Idle, d.Idle),
 		MaxHeaderBytes:    32 << 10,
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -184,5 +185,28 @@ func TestNewServerRejectsBadRepository(t *testing.T) {
 	}
 	if _, err := NewServer(webevents.NewMemStore(), ServerOptions{Control: ShareControl{Version: "2.0"}}); err == nil {
 		t.Error("version 2.0 accepted")
+	}
+}
+
+// A client that never finishes its request headers is cut off.
+func TestServerDropsSlowloris(t *testing.T) {
+	srv, _ := NewServer(webevents.NewMemStore(), ServerOptions{})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := NewHTTPServer(ln.Addr().String(), srv, Timeouts{ReadHeader: 200 * time.Millisecond})
+	go hs.Serve(ln)
+	defer hs.Close()
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	fmt.Fprint(c, "GET /robots.shr HTTP/1.1\r\nHost: x\r\n") // and never the blank line
+	c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	_, err = io.ReadAll(c)
+	if ne, ok := err.(net.Error); ok && ne.Timeout() {
+		t.Fatal("the server still held the connection after 10 s")
 	}
 }

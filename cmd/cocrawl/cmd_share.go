@@ -54,7 +54,7 @@ func cmdShare(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("cannot listen on %s: %w; choose another --listen", *listen, err)
 	}
-	hs := protocol.NewHTTPServer(ln.Addr().String(), mux)
+	hs := protocol.NewHTTPServer(ln.Addr().String(), mux, protocol.Timeouts{})
 	fmt.Fprintf(out, "sharing %s at http://%s/robots.shr (day files under %s, metrics at /metrics); Ctrl-C stops\n", *data, ln.Addr(), srv.RepositoryPath())
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
