@@ -1,0 +1,123 @@
+package crawl
+
+import (
+	"io"
+	"net/url"
+	"strings"
+
+	"golang.org/x/net/html"
+	"golang.org/x/net/html/atom"
+)
+
+// Links is what a page says about where to go next.
+type Links struct {
+	URLs     []string // normalised, de-duplicated, in document order
+	NoFollow bool     // <meta name="robots" content="nofollow">: URLs is empty
+	NoIndex  bool     // <meta name="robots" content="noindex">
+}
+
+// maxTokenBytes bounds the tokenizer's buffer: a hostile page with one
+// endless tag costs this much memory and no more.
+const maxTokenBytes = 256 << 10
+
+// ExtractLinks reads an HTML document and returns its links, resolved
+// against base (or the document's <base href>) and normalised. It uses the
+// tokenizer of golang.org/x/net/html rather than html.Parse: links need no
+// tree, and the tokenizer is several times faster on the same bytes
+// (BenchmarkExtractLinks). Followed: a and area href, frame and iframe src,
+// link href with rel=alternate; skipped: rel=nofollow links.
+func ExtractLinks(r io.Reader, base *url.URL) (Links, error) {
+	z := html.NewTokenizer(r)
+	z.SetMaxBuf(maxTokenBytes)
+	var out Links
+	seen := map[string]bool{}
+	baseSet := false
+	add := func(ref string) {
+		if ref == "" {
+			return
+		}
+		u, err := Normalize(base, ref)
+		if err != nil || seen[u] {
+			return
+		}
+		seen[u] = true
+		out.URLs = append(out.URLs, u)
+	}
+	for {
+		tt := z.Next()
+		switch tt {
+		case html.ErrorToken:
+			if z.Err() == io.EOF {
+				if out.NoFollow {
+					out.URLs = nil
+				}
+				return out, nil
+			}
+			return out, z.Err()
+		case html.StartTagToken, html.SelfClosingTagToken:
+		default:
+			continue
+		}
+		name, hasAttr := z.TagName()
+		if !hasAttr {
+			continue
+		}
+		a := atom.Lookup(name)
+		switch a {
+		case atom.A, atom.Area, atom.Frame, atom.Iframe, atom.Link, atom.Base, atom.Meta:
+		default:
+			continue
+		}
+		attrs := readAttrs(z)
+		switch a {
+		case atom.Base:
+			if !baseSet && attrs["href"] != "" {
+				if b, err := Normalize(base, attrs["href"]); err == nil {
+					if bu, err := url.Parse(b); err == nil {
+						base, baseSet = bu, true
+					}
+				}
+			}
+		case atom.A, atom.Area:
+			if !hasToken(attrs["rel"], "nofollow") {
+				add(attrs["href"])
+			}
+		case atom.Frame, atom.Iframe:
+			add(attrs["src"])
+		case atom.Link:
+			if hasToken(attrs["rel"], "alternate") {
+				add(attrs["href"])
+			}
+		case atom.Meta:
+			if strings.EqualFold(attrs["name"], "robots") {
+				c := strings.ToLower(attrs["content"])
+				out.NoFollow = out.NoFollow || hasToken(c, "nofollow") || hasToken(c, "none")
+				out.NoIndex = out.NoIndex || hasToken(c, "noindex") || hasToken(c, "none")
+			}
+		}
+	}
+}
+
+func readAttrs(z *html.Tokenizer) map[string]string {
+	m := make(map[string]string, 4)
+	for {
+		k, v, more := z.TagAttr()
+		key := string(k)
+		if _, dup := m[key]; !dup { // the first of repeated attributes counts, as in browsers
+			m[key] = string(v)
+		}
+		if !more {
+			return m
+		}
+	}
+}
+
+// hasToken reports whether the space- or comma-separated list has tok.
+func hasToken(list, tok string) bool {
+	for _, f := range strings.FieldsFunc(list, func(r rune) bool { return r == ' ' || r == ',' || r == '\t' || r == '\n' }) {
+		if strings.EqualFold(f, tok) {
+			return true
+		}
+	}
+	return false
+}
