@@ -1,0 +1,501 @@
+package testweb
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Config shapes a synthetic web. The zero value of a field means its default.
+type Config struct {
+	Hosts        int     // default 10
+	PagesPerHost int     // pages at start, default 50
+	LinksPerPage int     // same-host links per page, default 5
+	CrossLinks   int     // links to other hosts per page, default 1
+	UpdateRate   float64 // updates per live page per second (Poisson), default 0: static
+	CreateRate   float64 // page creations per host per second, default 0
+	DeleteRate   float64 // page deletions per host per second, default 0
+	// NoLastModifiedEvery: every k-th host sends no Last-Modified, so a
+	// crawler must detect changes by content. 0: every host sends it.
+	NoLastModifiedEvery int
+	// RobotsEvery: every k-th host has a robots.txt that disallows
+	// /private/ (which its pages link to) and sets Crawl-delay.
+	RobotsEvery int
+	CrawlDelay  time.Duration // Crawl-delay of those hosts, whole seconds
+	// RobotsDownHost makes the last host answer robots.txt with 503: a
+	// polite crawler fetches nothing else from it.
+	RobotsDownHost bool
+	// Traps gives host 0 a calendar (/cal/N links to /cal/N+1), a path
+	// that repeats itself (/loop/a/ links to "a/"), and a search page whose
+	// results link to further searches (/search?q=N).
+	Traps bool
+	Seed  uint64
+	// Clock lets tests drive time; nil means time.Now.
+	Clock func() time.Time
+}
+
+func (c *Config) defaults() {
+	if c.Hosts <= 0 {
+		c.Hosts = 10
+	}
+	if c.PagesPerHost <= 0 {
+		c.PagesPerHost = 50
+	}
+	if c.LinksPerPage <= 0 {
+		c.LinksPerPage = 5
+	}
+	if c.CrossLinks < 0 {
+		c.CrossLinks = 0
+	} else if c.CrossLinks == 0 {
+		c.CrossLinks = 1
+	}
+	if c.Clock == nil {
+		c.Clock = time.Now
+	}
+}
+
+// Web is a running synthetic web: one HTTP server per host on 127.0.0.1.
+type Web struct {
+	cfg   Config
+	mu    sync.Mutex
+	rng   *rand.Rand
+	hosts []*Host
+	stats Stats
+}
+
+// Stats counts what the web did.
+type Stats struct {
+	Creates, Updates, Deletes int
+}
+
+// Host is one web server of the synthetic web.
+type Host struct {
+	web     *Web
+	index   int
+	URL     string // "http://127.0.0.1:PORT"
+	srv     *http.Server
+	ln      net.Listener
+	pages   []*page
+	noLM    bool
+	robots  string // robots.txt body; "" means 404
+	robotsD bool   // robots.txt answers 503
+
+	homeVersion int
+	homeLMD     time.Time
+
+	logMu    sync.Mutex
+	log      []Request
+	inFlight int
+	maxConc  int
+}
+
+type page struct {
+	path    string
+	live    bool
+	version int
+	lmd     time.Time // last modification (or deletion)
+	links   []string  // same-host paths and absolute cross-host URLs
+	gone410 bool      // answer 410 rather than 404 once deleted
+}
+
+// Request is one entry of a host's request log.
+type Request struct {
+	Path       string
+	Start, End time.Time
+	Status     int
+	UserAgent  string
+}
+
+// Start builds the web and starts its servers.
+func Start(cfg Config) (*Web, error) {
+	cfg.defaults()
+	w := &Web{cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15))}
+	now := cfg.Clock()
+	for i := range cfg.Hosts {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			w.Close()
+			return nil, err
+		}
+		h := &Host{web: w, index: i, ln: ln, URL: "http://" + ln.Addr().String()}
+		h.noLM = cfg.NoLastModifiedEvery > 0 && i%cfg.NoLastModifiedEvery == cfg.NoLastModifiedEvery-1
+		if cfg.RobotsEvery > 0 && i%cfg.RobotsEvery == cfg.RobotsEvery-1 {
+			h.robots = "User-agent: *\nDisallow: /private/\n"
+			if cfg.CrawlDelay > 0 {
+				h.robots += fmt.Sprintf("Crawl-delay: %d\n", int(cfg.CrawlDelay.Seconds()))
+			}
+		}
+		h.robotsD = cfg.RobotsDownHost && i == cfg.Hosts-1
+		h.homeVersion, h.homeLMD = 1, now
+		h.srv = &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
+		w.hosts = append(w.hosts, h)
+	}
+	for _, h := range w.hosts {
+		for range cfg.PagesPerHost {
+			h.newPage(now.Add(-time.Duration(w.rng.IntN(86400*30)) * time.Second))
+		}
+		if h.robots != "" {
+			h.pages = append(h.pages, &page{path: "/private/secret.html", live: true, version: 1, lmd: now, links: []string{"/"}})
+		}
+		go h.srv.Serve(h.ln)
+	}
+	return w, nil
+}
+
+// newPage adds a live page; the caller holds w.mu or is in Start.
+func (h *Host) newPage(lmd time.Time) *page {
+	w := h.web
+	p := &page{path: fmt.Sprintf("/p/%d.html", len(h.pages)), live: true, version: 1, lmd: lmd, gone410: w.rng.IntN(2) == 0}
+	for range w.cfg.LinksPerPage {
+		p.links = append(p.links, fmt.Sprintf("/p/%d.html", w.rng.IntN(len(h.pages)+1)))
+	}
+	if h.robots != "" {
+		p.links = append(p.links, "/private/secret.html")
+	}
+	if len(w.hosts) > 1 {
+		for range w.cfg.CrossLinks {
+			o := w.hosts[w.rng.IntN(len(w.hosts))]
+			p.links = append(p.links, fmt.Sprintf("%s/p/%d.html", o.URL, w.rng.IntN(w.cfg.PagesPerHost)))
+		}
+	}
+	h.pages = append(h.pages, p)
+	return p
+}
+
+// Close stops every server.
+func (w *Web) Close() {
+	for _, h := range w.hosts {
+		if h.srv != nil {
+			h.srv.Close()
+		} else if h.ln != nil {
+			h.ln.Close()
+		}
+	}
+}
+
+// Hosts returns the hosts in order.
+func (w *Web) Hosts() []*Host { return w.hosts }
+
+// Seeds returns the home page of every host.
+func (w *Web) Seeds() []string {
+	s := make([]string, len(w.hosts))
+	for i, h := range w.hosts {
+		s[i] = h.URL + "/"
+	}
+	return s
+}
+
+// Stats returns the counts of changes made so far.
+func (w *Web) Stats() Stats {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.stats
+}
+
+// PageState is the ground truth of one URL.
+type PageState struct {
+	Live    bool
+	LMD     int64 // Unix seconds of the last modification or deletion
+	Version int
+	ETag    string
+}
+
+// Truth returns the state of every page that exists or existed, by URL.
+// Home pages are included: they change whenever a page of the host is
+// created or deleted.
+func (w *Web) Truth() map[string]PageState {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	t := make(map[string]PageState)
+	for _, h := range w.hosts {
+		for _, p := range h.pages {
+			t[h.URL+p.path] = PageState{Live: p.live, LMD: p.lmd.Unix(), Version: p.version, ETag: etag(p)}
+		}
+		hp := h.home()
+		t[h.URL+"/"] = PageState{Live: true, LMD: hp.lmd.Unix(), Version: hp.version, ETag: etag(hp)}
+	}
+	return t
+}
+
+func etag(p *page) string { return `"v` + strconv.Itoa(p.version) + `"` }
+
+// Update modifies the page at url now; false if there is no live page there.
+func (w *Web) Update(url string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	_, p := w.find(url)
+	if p == nil || !p.live {
+		return false
+	}
+	p.version++
+	p.lmd = w.cfg.Clock()
+	w.stats.Updates++
+	return true
+}
+
+// Delete removes the page at url now.
+func (w *Web) Delete(url string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	h, p := w.find(url)
+	if p == nil || !p.live {
+		return false
+	}
+	p.live = false
+	p.lmd = w.cfg.Clock()
+	h.homeVersion++
+	h.homeLMD = p.lmd
+	w.stats.Deletes++
+	return true
+}
+
+// Create adds a page to host i now and returns its URL. The host's home
+// page links to it from then on.
+func (w *Web) Create(i int) string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	h := w.hosts[i%len(w.hosts)]
+	p := h.newPage(w.cfg.Clock())
+	h.homeVersion++
+	h.homeLMD = p.lmd
+	w.stats.Creates++
+	return h.URL + p.path
+}
+
+func (w *Web) find(url string) (*Host, *page) {
+	for _, h := range w.hosts {
+		if strings.HasPrefix(url, h.URL+"/") {
+			path := url[len(h.URL):]
+			for _, p := range h.pages {
+				if p.path == path {
+					return h, p
+				}
+			}
+			return h, nil
+		}
+	}
+	return nil, nil
+}
+
+// Run changes the web by Poisson processes until ctx ends: updates of live
+// pages, creations and deletions per host, at the configured rates.
+func (w *Web) Run(ctx context.Context) {
+	for {
+		w.mu.Lock()
+		live := 0
+		for _, h := range w.hosts {
+			for _, p := range h.pages {
+				if p.live {
+					live++
+				}
+			}
+		}
+		n := float64(len(w.hosts))
+		up, cr, de := float64(live)*w.cfg.UpdateRate, n*w.cfg.CreateRate, n*w.cfg.DeleteRate
+		total := up + cr + de
+		var wait time.Duration
+		if total > 0 {
+			wait = time.Duration(w.rng.ExpFloat64() / total * float64(time.Second))
+		}
+		pick := w.rng.Float64() * total
+		target := w.rng.IntN(max(live, 1))
+		host := w.rng.IntN(len(w.hosts))
+		w.mu.Unlock()
+		if total == 0 {
+			<-ctx.Done()
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(wait):
+		}
+		switch {
+		case pick < up:
+			if u := w.nthLive(target); u != "" {
+				w.Update(u)
+			}
+		case pick < up+cr:
+			w.Create(host)
+		default:
+			if u := w.nthLive(target); u != "" {
+				w.Delete(u)
+			}
+		}
+	}
+}
+
+func (w *Web) nthLive(n int) string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, h := range w.hosts {
+		for _, p := range h.pages {
+			if p.live {
+				if n == 0 {
+					return h.URL + p.path
+				}
+				n--
+			}
+		}
+	}
+	return ""
+}
+
+// home describes the host's index page: a listing of its live pages. It
+// changes (a new version, a new date) whenever a page is created or deleted.
+func (h *Host) home() *page {
+	hp := &page{path: "/", live: true, version: h.homeVersion, lmd: h.homeLMD}
+	for _, p := range h.pages {
+		if p.live && p.path != "/private/secret.html" {
+			hp.links = append(hp.links, p.path)
+		}
+	}
+	if h.web.cfg.Traps && h.index == 0 {
+		hp.links = append(hp.links, "/cal/0", "/loop/a/", "/search?q=0")
+	}
+	return hp
+}
+
+// Log returns a copy of the host's request log.
+func (h *Host) Log() []Request {
+	h.logMu.Lock()
+	defer h.logMu.Unlock()
+	return append([]Request(nil), h.log...)
+}
+
+// MaxConcurrent is the most requests the host ever served at once.
+func (h *Host) MaxConcurrent() int {
+	h.logMu.Lock()
+	defer h.logMu.Unlock()
+	return h.maxConc
+}
+
+// Robots returns the host's robots.txt body ("" when it has none).
+func (h *Host) Robots() string { return h.robots }
+
+func (h *Host) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
+	start := h.web.cfg.Clock()
+	h.logMu.Lock()
+	h.inFlight++
+	h.maxConc = max(h.maxConc, h.inFlight)
+	h.logMu.Unlock()
+	sw := &statusWriter{ResponseWriter: rw, code: 200}
+	h.serve(sw, r)
+	h.logMu.Lock()
+	h.inFlight--
+	h.log = append(h.log, Request{Path: r.URL.RequestURI(), Start: start, End: h.web.cfg.Clock(), Status: sw.code, UserAgent: r.UserAgent()})
+	h.logMu.Unlock()
+}
+
+func (h *Host) serve(w http.ResponseWriter, r *http.Request) {
+	path := r.URL.Path
+	switch {
+	case path == "/robots.txt":
+		if h.robotsD {
+			http.Error(w, "robots.txt unavailable", http.StatusServiceUnavailable)
+			return
+		}
+		if h.robots == "" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "text/plain")
+		fmt.Fprint(w, h.robots)
+		return
+	case h.web.cfg.Traps && h.index == 0 && h.trap(w, r):
+		return
+	}
+	h.web.mu.Lock()
+	var p *page
+	if path == "/" {
+		p = h.home()
+	} else {
+		for _, q := range h.pages {
+			if q.path == path {
+				cp := *q
+				p = &cp
+				break
+			}
+		}
+	}
+	h.web.mu.Unlock()
+	switch {
+	case p == nil:
+		http.NotFound(w, r)
+		return
+	case !p.live && p.gone410:
+		http.Error(w, "gone", http.StatusGone)
+		return
+	case !p.live:
+		http.NotFound(w, r)
+		return
+	}
+	tag := etag(p)
+	w.Header().Set("ETag", tag)
+	if !h.noLM {
+		w.Header().Set("Last-Modified", p.lmd.UTC().Format(http.TimeFormat))
+	}
+	if inm := r.Header.Get("If-None-Match"); inm != "" && inm == tag {
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	if ims := r.Header.Get("If-None-Match"); ims == "" && !h.noLM {
+		if t, err := http.ParseTime(r.Header.Get("If-Modified-Since")); err == nil && !p.lmd.Truncate(time.Second).After(t) {
+			w.WriteHeader(http.StatusNotModified)
+			return
+		}
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	fmt.Fprintf(w, "<!doctype html><html><head><title>%s%s</title></head><body><h1>Page %s, version %d</h1><ul>\n", h.URL, p.path, p.path, p.version)
+	for _, l := range p.links {
+		fmt.Fprintf(w, "<li><a href=\"%s\">%s</a></li>\n", l, l)
+	}
+	fmt.Fprintf(w, "</ul><p>%s</p></body></html>\n", strings.Repeat("Some text of this version. ", 10+p.version%7))
+}
+
+// trap serves host 0's crawler traps; false when path is not one of them.
+func (h *Host) trap(w http.ResponseWriter, r *http.Request) bool {
+	path := r.URL.Path
+	switch {
+	case strings.HasPrefix(path, "/cal/"):
+		n, _ := strconv.Atoi(path[len("/cal/"):])
+		fmt.Fprintf(w, `<html><body>Day %d <a href="/cal/%d">next day</a></body></html>`, n, n+1)
+	case strings.HasPrefix(path, "/loop/"):
+		fmt.Fprint(w, `<html><body><a href="a/">deeper</a></body></html>`)
+	case path == "/search":
+		n, _ := strconv.Atoi(r.URL.Query().Get("q"))
+		fmt.Fprintf(w, `<html><body><a href="/search?q=%d">more results</a></body></html>`, n+1)
+	default:
+		return false
+	}
+	return true
+}
+
+type statusWriter struct {
+	http.ResponseWriter
+	code int
+}
+
+func (s *statusWriter) WriteHeader(c int) {
+	s.code = c
+	s.ResponseWriter.WriteHeader(c)
+}
+
+// LiveURLs returns the URLs of every live page, sorted.
+func (w *Web) LiveURLs() []string {
+	var out []string
+	for u, s := range w.Truth() {
+		if s.Live {
+			out = append(out, u)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
