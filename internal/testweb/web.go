@@ -377,6 +377,19 @@ func (h *Host) MaxConcurrent() int {
 	return h.maxConc
 }
 
+// SendsLastModified reports whether the host sends Last-Modified.
+func (h *Host) SendsLastModified() bool { return !h.noLM }
+
+// HostOf returns the host serving url, or nil.
+func (w *Web) HostOf(url string) *Host {
+	for _, h := range w.hosts {
+		if strings.HasPrefix(url, h.URL+"/") {
+			return h
+		}
+	}
+	return nil
+}
+
 // Robots returns the host's robots.txt body ("" when it has none).
 func (h *Host) Robots() string { return h.robots }
 

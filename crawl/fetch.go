@@ -1,0 +1,269 @@
+package crawl
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/net/html/charset"
+
+	"github.com/cocrawl/cocrawl/internal/netguard"
+)
+
+// FetchConfig configures a Fetcher. Zero fields take the defaults named.
+type FetchConfig struct {
+	UserAgent    string        // full User-Agent; default "cocrawl/1.1"
+	From         string        // the operator's e-mail, sent in From
+	Timeout      time.Duration // one request, body included; default 30 s
+	MaxBodyBytes int64         // bytes read of a body; default 4 MiB
+	// MinSpeed aborts a transfer slower than this many bytes per second,
+	// averaged from its start, once MinSpeedAfter has passed; default 1 KiB/s
+	// after 10 s.
+	MinSpeed      int64
+	MinSpeedAfter time.Duration
+	ConnsPerHost  int  // connections per host; default 1
+	AllowPrivate  bool // allow loopback and private addresses
+}
+
+func (c *FetchConfig) defaults() {
+	if c.UserAgent == "" {
+		c.UserAgent = "cocrawl/1.1"
+	}
+	if c.Timeout <= 0 {
+		c.Timeout = 30 * time.Second
+	}
+	if c.MaxBodyBytes <= 0 {
+		c.MaxBodyBytes = 4 << 20
+	}
+	if c.MinSpeed <= 0 {
+		c.MinSpeed = 1 << 10
+	}
+	if c.MinSpeedAfter <= 0 {
+		c.MinSpeedAfter = 10 * time.Second
+	}
+	if c.ConnsPerHost <= 0 {
+		c.ConnsPerHost = 1
+	}
+}
+
+// Fetcher makes the crawler's HTTP requests.
+type Fetcher struct {
+	cfg    FetchConfig
+	pages  *http.Client // does not follow redirects: a Location is a new link
+	robots *http.Client // follows up to 5 redirects (RFC 9309 section 2.3.1.2)
+}
+
+// NewFetcher returns a fetcher. Its transport opens at most ConnsPerHost
+// connections to a host.
+func NewFetcher(cfg FetchConfig) *Fetcher {
+	cfg.defaults()
+	tr := &http.Transport{
+		DialContext:            netguard.Dialer(cfg.AllowPrivate, 10*time.Second).DialContext,
+		MaxConnsPerHost:        cfg.ConnsPerHost,
+		MaxIdleConnsPerHost:    cfg.ConnsPerHost,
+		MaxIdleConns:           1024,
+		IdleConnTimeout:        60 * time.Second,
+		TLSHandshakeTimeout:    10 * time.Second,
+		ResponseHeaderTimeout:  cfg.Timeout,
+		MaxResponseHeaderBytes: 64 << 10,
+	}
+	return &Fetcher{
+		cfg: cfg,
+		pages: &http.Client{Transport: tr, Timeout: cfg.Timeout,
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
+		robots: &http.Client{Transport: tr, Timeout: cfg.Timeout,
+			CheckRedirect: func(_ *http.Request, via []*http.Request) error {
+				if len(via) > 5 {
+					return errors.New("crawl: more than 5 redirects")
+				}
+				return nil
+			}},
+	}
+}
+
+// Result is what one poll saw.
+type Result struct {
+	Status       int
+	Err          error     // network error, timeout, body too slow; no status then
+	LastModified time.Time // zero when absent or unparsable
+	ETag         string
+	LastModRaw   string // the Last-Modified header as sent, for If-Modified-Since
+	Digest       string // "sha256:<hex>" of the body read (GET only)
+	Size         int64  // bytes of the body, or Content-Length for HEAD
+	HTML         bool   // an HTML document
+	Links        Links  // for HTML bodies
+	Location     string // for redirects, resolved and normalised
+	RetryAfter   time.Duration
+	Truncated    bool // the body was longer than MaxBodyBytes
+	Start, End   time.Time
+}
+
+// ErrTooSlow is returned for a transfer under the minimum speed.
+var ErrTooSlow = errors.New("crawl: transfer below the minimum speed")
+
+// Fetch polls rawURL. With head it sends HEAD (only metadata is wanted);
+// etag and lastMod, when set, make the request conditional.
+func (f *Fetcher) Fetch(ctx context.Context, rawURL string, head bool, etag, lastMod string) (r Result) {
+	r.Start = time.Now()
+	defer func() { r.End = time.Now() }() // r is named: the deferred write reaches the caller
+	method := http.MethodGet
+	if head {
+		method = http.MethodHead
+	}
+	req, err := http.NewRequestWithContext(ctx, method, rawURL, nil)
+	if err != nil {
+		r.Err = err
+		return r
+	}
+	f.headers(req)
+	if etag != "" {
+		req.Header.Set("If-None-Match", etag)
+	}
+	if lastMod != "" {
+		req.Header.Set("If-Modified-Since", lastMod)
+	}
+	resp, err := f.pages.Do(req)
+	if err != nil {
+		r.Err = err
+		return r
+	}
+	defer resp.Body.Close()
+	r.Status = resp.StatusCode
+	r.ETag = resp.Header.Get("ETag")
+	r.LastModRaw = resp.Header.Get("Last-Modified")
+	if t, err := http.ParseTime(r.LastModRaw); err == nil {
+		r.LastModified = t
+	}
+	r.RetryAfter = retryAfter(resp.Header.Get("Retry-After"), time.Now())
+	ct, params, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	r.HTML = ct == "text/html" || ct == "application/xhtml+xml"
+	switch {
+	case resp.StatusCode >= 300 && resp.StatusCode < 400 && resp.StatusCode != http.StatusNotModified:
+		if loc := resp.Header.Get("Location"); loc != "" {
+			base, _ := url.Parse(rawURL)
+			r.Location, _ = Normalize(base, loc)
+		}
+		return r
+	case resp.StatusCode != http.StatusOK:
+		return r
+	case head:
+		r.Size = resp.ContentLength
+		return r
+	}
+	f.readBody(&r, resp, rawURL, params["charset"])
+	return r
+}
+
+// readBody hashes the body and, for HTML, extracts its links in the same
+// pass, within the size cap and the minimum speed.
+func (f *Fetcher) readBody(r *Result, resp *http.Response, rawURL, cs string) {
+	h := sha256.New()
+	counted := &speedReader{r: io.LimitReader(resp.Body, f.cfg.MaxBodyBytes+1), start: r.Start, min: f.cfg.MinSpeed, after: f.cfg.MinSpeedAfter}
+	body := io.TeeReader(counted, h)
+	if r.HTML {
+		base, _ := url.Parse(rawURL)
+		var in io.Reader = body
+		if cs != "" && !strings.EqualFold(cs, "utf-8") {
+			if dec, err := charset.NewReader(body, "text/html; charset="+cs); err == nil {
+				in = dec
+			}
+		}
+		// A hostile token ends extraction early; the links found so far
+		// are kept and the rest of the body is still hashed below.
+		r.Links, _ = ExtractLinks(in, base)
+	}
+	_, _ = io.Copy(io.Discard, body)
+	if counted.err != nil {
+		r.Err = counted.err
+		return
+	}
+	r.Size = counted.n
+	if counted.n > f.cfg.MaxBodyBytes {
+		r.Truncated, r.Size = true, f.cfg.MaxBodyBytes
+	}
+	r.Digest = "sha256:" + hex.EncodeToString(h.Sum(nil))
+}
+
+func (f *Fetcher) headers(req *http.Request) {
+	req.Header.Set("User-Agent", f.cfg.UserAgent)
+	if f.cfg.From != "" {
+		req.Header.Set("From", f.cfg.From)
+	}
+}
+
+// FetchRobots fetches and interprets the robots.txt of a host (scheme://host)
+// as RFC 9309 says: a 2xx body is parsed (its first 500 KiB); 4xx means no
+// restrictions; 5xx, a network error or too many redirects mean complete
+// disallow, and the second result says the fetch should be retried soon.
+func (f *Fetcher) FetchRobots(ctx context.Context, hostURL, agent string) (rb *Robots, retry bool, status int, err error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, hostURL+"/robots.txt", nil)
+	if err != nil {
+		return DisallowAll(), true, 0, err
+	}
+	f.headers(req)
+	resp, err := f.robots.Do(req)
+	if err != nil {
+		return DisallowAll(), true, 0, err
+	}
+	defer resp.Body.Close()
+	switch {
+	case resp.StatusCode >= 200 && resp.StatusCode < 300:
+		body, err := io.ReadAll(io.LimitReader(resp.Body, MaxRobotsBytes))
+		if err != nil {
+			return DisallowAll(), true, resp.StatusCode, err
+		}
+		return ParseRobots(body, agent), false, resp.StatusCode, nil
+	case resp.StatusCode >= 400 && resp.StatusCode < 500:
+		return AllowAll(), false, resp.StatusCode, nil
+	}
+	return DisallowAll(), true, resp.StatusCode, fmt.Errorf("crawl: robots.txt: %s", resp.Status)
+}
+
+// retryAfter reads a Retry-After header: seconds or an HTTP date.
+func retryAfter(v string, now time.Time) time.Duration {
+	if v == "" {
+		return 0
+	}
+	if s, err := strconv.Atoi(strings.TrimSpace(v)); err == nil && s >= 0 {
+		return time.Duration(s) * time.Second
+	}
+	if t, err := http.ParseTime(v); err == nil && t.After(now) {
+		return t.Sub(now)
+	}
+	return 0
+}
+
+// speedReader counts bytes and fails a transfer that is too slow.
+type speedReader struct {
+	r          io.Reader
+	n          int64
+	start      time.Time
+	min        int64
+	after      time.Duration
+	err        error
+}
+
+func (s *speedReader) Read(p []byte) (int, error) {
+	if s.err != nil {
+		return 0, s.err
+	}
+	n, err := s.r.Read(p)
+	s.n += int64(n)
+	if el := time.Since(s.start); el > s.after && float64(s.n)/el.Seconds() < float64(s.min) {
+		s.err = fmt.Errorf("%w: %d bytes in %v", ErrTooSlow, s.n, el.Round(time.Millisecond))
+		return n, s.err
+	}
+	if err != nil && err != io.EOF {
+		s.err = err
+	}
+	return n, err
+}
