@@ -244,12 +244,12 @@ func retryAfter(v string, now time.Time) time.Duration {
 
 // speedReader counts bytes and fails a transfer that is too slow.
 type speedReader struct {
-	r          io.Reader
-	n          int64
-	start      time.Time
-	min        int64
-	after      time.Duration
-	err        error
+	r     io.Reader
+	n     int64
+	start time.Time
+	min   int64
+	after time.Duration
+	err   error
 }
 
 func (s *speedReader) Read(p []byte) (int, error) {

@@ -31,8 +31,8 @@ Crawl-delay: 9
 		{"cocrawl", "http://a.example/private/ok.html", true}, // longest match wins
 		{"cocrawl", "http://a.example/doc.pdf", false},
 		{"cocrawl", "http://a.example/doc.pdf?x=1", true}, // $ anchors the end
-		{"COCRAWL", "http://a.example/private/x", false},   // agents match case-insensitively
-		{"someone", "http://a.example/page", false},         // falls to *
+		{"COCRAWL", "http://a.example/private/x", false},  // agents match case-insensitively
+		{"someone", "http://a.example/page", false},       // falls to *
 		{"otherbot", "http://a.example/page", false},
 		{"someone", "http://a.example/robots.txt", true}, // never checked against itself
 	} {

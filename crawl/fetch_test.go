@@ -1,0 +1,124 @@
+package crawl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cocrawl/cocrawl/webevents"
+)
+
+func TestFetchHostile(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/big", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		for range 100 {
+			w.Write([]byte(strings.Repeat("<p>x</p>", 1024)))
+		}
+	})
+	mux.HandleFunc("/slow", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		for i := 0; r.Context().Err() == nil && i < 100; i++ {
+			w.Write([]byte("<"))
+			w.(http.Flusher).Flush()
+			time.Sleep(20 * time.Millisecond)
+		}
+	})
+	mux.HandleFunc("/latin1", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=iso-8859-1")
+		w.Write([]byte("<a href=\"/caf\xe9\">x</a>"))
+	})
+	mux.HandleFunc("/moved", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/new#frag", http.StatusMovedPermanently)
+	})
+	mux.HandleFunc("/pdf", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/pdf")
+		w.Write([]byte("%PDF <a href=/not-a-link>"))
+	})
+	ts := httptest.NewServer(mux)
+	defer ts.Close()
+	f := NewFetcher(FetchConfig{AllowPrivate: true, MaxBodyBytes: 64 << 10, MinSpeed: 1000, MinSpeedAfter: 200 * time.Millisecond})
+	ctx := context.Background()
+
+	if r := f.Fetch(ctx, ts.URL+"/big", false, "", ""); r.Err != nil || !r.Truncated || r.Size != 64<<10 {
+		t.Errorf("big: err %v truncated %v size %d", r.Err, r.Truncated, r.Size)
+	}
+	if r := f.Fetch(ctx, ts.URL+"/slow", false, "", ""); !errors.Is(r.Err, ErrTooSlow) {
+		t.Errorf("slow: %v", r.Err)
+	}
+	if r := f.Fetch(ctx, ts.URL+"/latin1", false, "", ""); len(r.Links.URLs) != 1 || r.Links.URLs[0] != ts.URL+"/caf%C3%A9" {
+		t.Errorf("latin1 links: %v", r.Links.URLs)
+	}
+	if r := f.Fetch(ctx, ts.URL+"/moved", false, "", ""); r.Status != 301 || r.Location != ts.URL+"/new" {
+		t.Errorf("redirect: %d %q", r.Status, r.Location)
+	}
+	if r := f.Fetch(ctx, ts.URL+"/pdf", false, "", ""); r.HTML || len(r.Links.URLs) != 0 || r.Digest == "" {
+		t.Errorf("pdf: html %v links %v digest %q", r.HTML, r.Links.URLs, r.Digest)
+	}
+	guarded := NewFetcher(FetchConfig{})
+	if r := guarded.Fetch(ctx, ts.URL+"/big", false, "", ""); r.Err == nil || !strings.Contains(r.Err.Error(), "not public") {
+		t.Errorf("a crawler without --allow-private fetched loopback: %v", r.Err)
+	}
+}
+
+func TestRetryAfter(t *testing.T) {
+	now := time.Unix(1_700_000_000, 0)
+	for _, tt := range []struct {
+		in   string
+		want time.Duration
+	}{{"", 0}, {"120", 2 * time.Minute}, {"-1", 0}, {"soon", 0}, {now.Add(time.Hour).UTC().Format(http.TimeFormat), time.Hour}} {
+		if got := retryAfter(tt.in, now); got != tt.want {
+			t.Errorf("retryAfter(%q) = %v, want %v", tt.in, got, tt.want)
+		}
+	}
+}
+
+// A host answering 503 or 429 is backed off, exponentially, and a longer
+// Retry-After is honoured; a recovered host is polled at the normal pace.
+func TestBackoffOn503And429(t *testing.T) {
+	var mu = make(chan struct{}, 1)
+	var times []time.Time
+	calls := 0
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			http.NotFound(w, r)
+			return
+		}
+		mu <- struct{}{}
+		times = append(times, time.Now())
+		calls++
+		n := calls
+		<-mu
+		switch {
+		case n <= 2:
+			http.Error(w, "busy", http.StatusServiceUnavailable)
+		case n == 3:
+			w.Header().Set("Retry-After", "1")
+			http.Error(w, "slow down", http.StatusTooManyRequests)
+		default:
+			fmt.Fprint(w, "<html>ok</html>")
+		}
+	}))
+	defer ts.Close()
+	cfg := Config{Seeds: []string{ts.URL + "/"}, CID: testCID, MinDelay: 0, DelaySet: true,
+		BackoffBase: 100 * time.Millisecond, BackoffMax: 5 * time.Second,
+		RevisitMin: 50 * time.Millisecond, RevisitMax: 50 * time.Millisecond, Fetch: FetchConfig{AllowPrivate: true}}
+	st := webevents.NewMemStore()
+	c := startCrawler(t, cfg, st, &MemFrontier{})
+	waitFor(t, 10*time.Second, "no success after backoff", func() bool { return c.Stats().Created == 1 })
+	mu <- struct{}{}
+	gaps := []time.Duration{times[1].Sub(times[0]), times[2].Sub(times[1]), times[3].Sub(times[2])}
+	<-mu
+	// 100 ms after the first 503, 200 ms after the second, Retry-After (1 s) after the 429.
+	if gaps[0] < 100*time.Millisecond || gaps[1] < 200*time.Millisecond || gaps[2] < time.Second {
+		t.Fatalf("gaps between attempts %v", gaps)
+	}
+	if e := c.Stats().Errors; e["5xx"] != 2 || e["429"] != 1 {
+		t.Fatalf("errors %v", e)
+	}
+}

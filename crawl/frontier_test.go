@@ -1,0 +1,47 @@
+package crawl
+
+import (
+	"fmt"
+	"testing"
+	"time"
+)
+
+func TestFrontierOrder(t *testing.T) {
+	f := newFrontier()
+	now := time.Unix(1_700_000_000, 0)
+	// Host b has the most unpolled URLs: it goes first (larger sites first).
+	for i := range 2 {
+		f.add(URLState{URL: fmt.Sprintf("http://a.example/%d", i), Due: now})
+	}
+	for i := range 5 {
+		f.add(URLState{URL: fmt.Sprintf("http://b.example/%d", i), Due: now, Depth: 5 - i})
+	}
+	f.add(URLState{URL: "http://c.example/later", Due: now.Add(time.Minute)})
+
+	h, _ := f.next(now)
+	if h == nil || h.key != "http://b.example" {
+		t.Fatalf("first host %v, want b (most unpolled)", h)
+	}
+	if st := f.pop(h); st.URL != "http://b.example/4" { // shallowest first among equals
+		t.Fatalf("first URL of b: %s", st.URL)
+	}
+	// b is busy: one request per host at a time.
+	h2, _ := f.next(now)
+	if h2 == nil || h2.key != "http://a.example" {
+		t.Fatalf("second host %v, want a", h2)
+	}
+	if h3, wait := f.next(now); h3 != nil || wait != time.Minute {
+		t.Fatalf("c is not due yet, got %v wait %v", h3, wait)
+	}
+	// b released with a delay: not ready until it passes.
+	f.release(h, now.Add(2*time.Second))
+	if h4, _ := f.next(now.Add(time.Second)); h4 != nil {
+		t.Fatalf("b was handed out before its delay ended")
+	}
+	if h5, _ := f.next(now.Add(2 * time.Second)); h5 == nil || h5.key != "http://b.example" {
+		t.Fatalf("b not ready after its delay: %v", h5)
+	}
+	if _, isNew := f.add(URLState{URL: "http://a.example/0"}); isNew {
+		t.Fatal("a known URL was added twice")
+	}
+}
