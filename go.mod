@@ -3,8 +3,11 @@ module github.com/cocrawl/cocrawl
 go 1.26.0
 
 require (
+	github.com/BurntSushi/toml v1.5.0
 	github.com/dgraph-io/badger/v4 v4.9.6
+	github.com/jimsmart/grobotstxt v1.0.3
 	github.com/prometheus/client_golang v1.25.0
+	golang.org/x/net v0.62.0
 )
 
 require (
@@ -15,7 +18,6 @@ require (
 	github.com/go-logr/logr v1.4.3 // indirect
 	github.com/go-logr/stdr v1.2.2 // indirect
 	github.com/google/flatbuffers v25.2.10+incompatible // indirect
-	github.com/jimsmart/grobotstxt v1.0.3 // indirect
 	github.com/klauspost/compress v1.20.1 // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
 	github.com/prometheus/client_model v0.6.3 // indirect
@@ -25,7 +27,6 @@ require (
 	go.opentelemetry.io/otel v1.41.0 // indirect
 	go.opentelemetry.io/otel/metric v1.41.0 // indirect
 	go.opentelemetry.io/otel/trace v1.41.0 // indirect
-	golang.org/x/net v0.62.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/text v0.43.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect

@@ -18,16 +18,17 @@ type command struct {
 }
 
 var commands = map[string]command{
-	"events": {"list, import or export the web-events of a store", cmdEvents},
-	"share":  {"serve the share repository of a store, without crawling", cmdShare},
-	"merge":  {"merge once from the peer whose robots.shr is at URL", cmdMerge},
-	"shr":    {"`shr lint URL`: report every spec violation of a peer", cmdShr},
-	"run":    {"run a peer: poll, share, merge, discover (not built yet)", notBuilt("run", 4)},
-	"crawl":  {"the current-day crawler: poll only (not built yet)", notBuilt("crawl", 3)},
-	"robots": {"say whether AGENT may fetch URL under a robots.txt (not built yet)", notBuilt("robots", 3)},
-	"peers":  {"ask a running peer for its peer table (not built yet)", notBuilt("peers", 5)},
-	"sim":    {"run the thesis's experiments in the simulator (not built yet)", notBuilt("sim", 6)},
-	"demo":   {"a cooperating community on a synthetic web (not built yet)", notBuilt("demo", 7)},
+	"events":  {"list, import or export the web-events of a store", cmdEvents},
+	"share":   {"serve the share repository of a store, without crawling", cmdShare},
+	"merge":   {"merge once from the peer whose robots.shr is at URL", cmdMerge},
+	"shr":     {"`shr lint URL`: report every spec violation of a peer", cmdShr},
+	"run":     {"run a peer: poll, share, merge, discover (not built yet)", notBuilt("run", 4)},
+	"crawl":   {"the current-day crawler: poll only, share nothing", cmdCrawl},
+	"robots":  {"say whether AGENT may fetch URL under the robots.txt in FILE", cmdRobots},
+	"peers":   {"ask a running peer for its peer table (not built yet)", notBuilt("peers", 5)},
+	"testweb": {"serve a synthetic changing web on loopback, to crawl and test against", cmdTestweb},
+	"sim":     {"run the thesis's experiments in the simulator (not built yet)", notBuilt("sim", 6)},
+	"demo":    {"a cooperating community on a synthetic web (not built yet)", notBuilt("demo", 7)},
 }
 
 // Exit codes (DESIGN.md): 0 success, 1 failure or a negative answer, 2 usage.

@@ -1,0 +1,49 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/cocrawl/cocrawl/internal/testweb"
+)
+
+func cmdTestweb(ctx context.Context, args []string, out io.Writer) error {
+	fs := newFlags("testweb", "testweb [--hosts N] [--pages N] [--update-every D] [--seed N]")
+	hosts := fs.Int("hosts", 10, "web servers, each on its own loopback port")
+	pages := fs.Int("pages", 50, "pages per host at start")
+	every := fs.Duration("update-every", 5*time.Minute, "mean time between updates of one page (Poisson); 0 for a static web")
+	churn := fs.Duration("churn-every", 10*time.Minute, "mean time between a creation, and between a deletion, on one host; 0 for none")
+	seed := fs.Uint64("seed", 1, "random seed")
+	if pos, err := parse(fs, args); err != nil {
+		return err
+	} else if len(pos) > 0 {
+		return usagef("unexpected argument %q", pos[0])
+	}
+	if *hosts < 1 || *pages < 1 {
+		return usagef("--hosts and --pages must be at least 1")
+	}
+	rate := func(d time.Duration) float64 {
+		if d <= 0 {
+			return 0
+		}
+		return 1 / d.Seconds()
+	}
+	w, err := testweb.Start(testweb.Config{
+		Hosts: *hosts, PagesPerHost: *pages, UpdateRate: rate(*every), CreateRate: rate(*churn), DeleteRate: rate(*churn),
+		RobotsEvery: 5, CrawlDelay: time.Second, NoLastModifiedEvery: 4, Seed: *seed,
+	})
+	if err != nil {
+		return err
+	}
+	defer w.Close()
+	fmt.Fprintf(out, "synthetic web of %d hosts on loopback; Ctrl-C stops. Seeds:\n", *hosts)
+	for _, s := range w.Seeds() {
+		fmt.Fprintln(out, s)
+	}
+	w.Run(ctx)
+	s := w.Stats()
+	fmt.Fprintf(out, "stopped: %d creations, %d updates, %d deletions\n", s.Creates, s.Updates, s.Deletes)
+	return nil
+}
