@@ -1,5 +1,20 @@
-// Package crawl will hold the polling crawler: frontier, politeness, robots.txt, fetch, change detection, link extraction, URL normalisation and revisit scheduling.
+// Package crawl is the polling crawler: a peer's own eyes on the web.
 //
-// Not built yet: see issue 3. The folder exists so the layout of DESIGN.md
-// shows the architecture from the start.
+// Data flows like this. Seeds and discovered links are normalised
+// (Normalize) and admitted by scope and trap rules into the frontier, which
+// keeps per-host queues ordered by due time and two heaps of hosts: waiting,
+// by the time a host may next be asked, and ready, larger sites first. A
+// worker takes a ready host (one request per host at a time), fetches its
+// robots.txt when due (RFC 9309 via github.com/jimsmart/grobotstxt), checks
+// the URL against it, and polls with a conditional GET (HEAD for non-HTML
+// revisits). Detect turns the response into a CREATE, UPDATE or DELETE
+// web-event with this peer's cid; ExtractLinks finds the next URLs. The
+// host's delay (the larger of the floor, Crawl-delay and a multiple of the
+// download time, plus backoff on 429 and 5xx) starts when the download
+// ends; the URL's revisit interval shrinks when it changed and grows when
+// it did not. Events and frontier states are written in batches, so a
+// restarted crawler resumes from its stored frontier.
+//
+// The crawler never records events for robots.txt, robots.shr, or URLs
+// under a prefix given to ExcludePrefix (peers' share repositories).
 package crawl

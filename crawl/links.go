@@ -22,8 +22,9 @@ const maxTokenBytes = 256 << 10
 
 // ExtractLinks reads an HTML document and returns its links, resolved
 // against base (or the document's <base href>) and normalised. It uses the
-// tokenizer of golang.org/x/net/html rather than html.Parse: links need no
-// tree, and the tokenizer is several times faster on the same bytes
+// tokenizer of golang.org/x/net/html rather than html.Parse, so no tree is
+// built and a hostile token is bounded (SetMaxBuf); with every link
+// normalised it runs at about the speed of html.Parse alone
 // (BenchmarkExtractLinks). Followed: a and area href, frame and iframe src,
 // link href with rel=alternate; skipped: rel=nofollow links.
 func ExtractLinks(r io.Reader, base *url.URL) (Links, error) {

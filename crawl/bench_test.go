@@ -1,0 +1,117 @@
+package crawl
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/url"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/net/html"
+
+	"github.com/cocrawl/cocrawl/internal/testweb"
+	"github.com/cocrawl/cocrawl/webevents"
+)
+
+// BenchmarkCrawl polls testweb's 200 hosts with no per-host delay (one
+// connection per host still) and reports pages per second.
+func BenchmarkCrawl(b *testing.B) {
+	w, err := testweb.Start(testweb.Config{Hosts: 200, PagesPerHost: 50, Seed: 3})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer w.Close()
+	for b.Loop() {
+		cfg := Config{Seeds: w.Seeds(), CID: testCID, Workers: 64, DelaySet: true, DelayFactor: 0.000001,
+			RevisitMin: time.Hour, RevisitMax: time.Hour, Fetch: FetchConfig{AllowPrivate: true}}
+		st, err := webevents.OpenBadger(b.TempDir(), webevents.BadgerOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		c, err := New(cfg, st, BadgerFrontier{DB: st.DB()})
+		if err != nil {
+			b.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 8*time.Second)
+		start := time.Now()
+		go func() {
+			for ctx.Err() == nil && c.Stats().Polls < 10000 {
+				time.Sleep(10 * time.Millisecond)
+			}
+			cancel()
+		}()
+		if err := c.Run(ctx); err != nil {
+			b.Fatal(err)
+		}
+		el := time.Since(start)
+		s := c.Stats()
+		b.ReportMetric(float64(s.Polls)/el.Seconds(), "pages/s")
+		b.ReportMetric(float64(s.Created), "created")
+		st.Close()
+	}
+}
+
+func samplePage(n int) []byte {
+	var b bytes.Buffer
+	b.WriteString(`<!doctype html><html><head><title>t</title><link rel="alternate" href="/feed"><base href="http://site.example/dir/"></head><body>`)
+	for i := range n {
+		fmt.Fprintf(&b, `<div class="item"><p>Paragraph %d with <b>bold</b> text and a <a href="page-%d.html?x=%d#frag">link</a>.</p></div>`, i, i, i%7)
+	}
+	b.WriteString(`</body></html>`)
+	return b.Bytes()
+}
+
+// BenchmarkExtractLinks compares our tokenizer-based extraction with a
+// plain html.Parse of the same page (the tree alone, no link walk).
+func BenchmarkExtractLinks(b *testing.B) {
+	page := samplePage(400)
+	base, _ := url.Parse("http://site.example/dir/index.html")
+	b.Run("ExtractLinks", func(b *testing.B) {
+		b.SetBytes(int64(len(page)))
+		for b.Loop() {
+			if _, err := ExtractLinks(bytes.NewReader(page), base); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("html.Parse", func(b *testing.B) {
+		b.SetBytes(int64(len(page)))
+		for b.Loop() {
+			if _, err := html.Parse(bytes.NewReader(page)); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// BenchmarkFrontierMemory reports the heap bytes per known URL.
+func BenchmarkFrontierMemory(b *testing.B) {
+	const n = 200_000
+	for b.Loop() {
+		runtime.GC()
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		f := newFrontier()
+		now := time.Now()
+		for i := range n {
+			f.add(URLState{URL: fmt.Sprintf("http://host%d.example.org/section/%d/page-%d.html", i%1000, i%50, i), Due: now, Depth: 3})
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/n, "B/URL")
+		runtime.KeepAlive(f)
+	}
+}
+
+func BenchmarkNormalize(b *testing.B) {
+	base, _ := url.Parse("http://Example.com/a/b/")
+	refs := strings.Fields("../x.html?PHPSESSID=1&a=b#f /%7Euser/ HTTP://OTHER.example:80/p page.html")
+	for b.Loop() {
+		for _, r := range refs {
+			Normalize(base, r)
+		}
+	}
+}
