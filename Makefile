@@ -9,18 +9,21 @@ help: ## list the targets
 build: ## build bin/cocrawl
 	$(GO) build -o $(BIN) ./cmd/cocrawl
 
-test: ## run the test suite (race detector on the core packages)
+test: ## vet, every test, and the race detector on the libraries
 	$(GO) vet ./...
 	$(GO) test -count=1 ./...
-	$(GO) test -count=1 -race -short ./webevents/... ./protocol/...
+	$(GO) test -count=1 -race -short ./webevents/... ./protocol/... ./crawl/... ./internal/...
 
-bench: ## run the benchmarks and print their figures
-	$(GO) test -run '^$$' -bench . -benchmem -benchtime=1x ./webevents/... ./protocol/...
-	$(GO) test -run '^$$' -bench . -benchmem ./protocol/...
+bench: ## run the benchmarks and print their figures (docs/performance.md)
+	$(GO) test -run '^$$' -bench . -benchtime=1x -count=3 ./protocol/
+	$(GO) test -run '^$$' -bench 'BenchmarkCrawl$$' -benchtime=1x -count=2 ./crawl/
+	$(GO) test -run '^$$' -bench 'ExtractLinks|FrontierMemory|Normalize' -benchmem ./crawl/
 
 fuzz: ## fuzz each decoder for 30 s
 	$(GO) test -run '^$$' -fuzz FuzzDatReader -fuzztime 30s ./protocol/
 	$(GO) test -run '^$$' -fuzz FuzzShareControl -fuzztime 30s ./protocol/
+	$(GO) test -run '^$$' -fuzz FuzzNormalize -fuzztime 30s ./crawl/
+	$(GO) test -run '^$$' -fuzz FuzzExtractLinks -fuzztime 30s ./crawl/
 
 demo: ## the community demo (not built yet: see README)
 	$(GO) run ./cmd/cocrawl demo
