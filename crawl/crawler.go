@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/url"
 	"regexp"
 	"strings"
@@ -139,6 +140,7 @@ type Crawler struct {
 
 	mu       sync.Mutex
 	f        *frontier
+	loaded   bool // the stored frontier is in f
 	wake     chan struct{}
 	excluded []string // URL prefixes never polled: peers' share repositories
 
@@ -307,20 +309,31 @@ func (c *Crawler) signal() {
 	}
 }
 
+// Load reads the stored frontier, once, and returns how many URLs it holds.
+// Run calls it when the caller has not.
+func (c *Crawler) Load() (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.loaded {
+		err := c.fstore.LoadFrontier(func(s URLState) error {
+			c.f.add(s)
+			return nil
+		})
+		if err != nil {
+			return 0, fmt.Errorf("crawl: load frontier: %w", err)
+		}
+		c.loaded = true
+	}
+	return len(c.f.urls), nil
+}
+
 // Run loads the frontier, adds the seeds and crawls until ctx ends. In-flight
 // fetches finish; what they learnt is written before Run returns.
 func (c *Crawler) Run(ctx context.Context) error {
 	now := time.Now()
-	c.mu.Lock()
-	err := c.fstore.LoadFrontier(func(s URLState) error {
-		c.f.add(s)
-		return nil
-	})
-	if err != nil {
-		c.mu.Unlock()
-		return fmt.Errorf("crawl: load frontier: %w", err)
+	if _, err := c.Load(); err != nil {
+		return err
 	}
-	c.mu.Unlock()
 	persistDone := make(chan error, 1)
 	go func() { persistDone <- c.persister() }()
 	c.mu.Lock()
@@ -426,9 +439,8 @@ func (c *Crawler) afterFetch(h *host, st *URLState, res *Result) {
 	if e, ok, err := c.store.Get(st.URL); err == nil && ok {
 		prev = &e
 	}
-	ev, changed := Detect(prev, res, res.End, c.cfg.CID)
+	ev, changed := Detect(st.URL, prev, res, res.End, c.cfg.CID)
 	if changed {
-		ev.URL = st.URL
 		switch ev.Stat {
 		case webevents.Create:
 			c.created.Add(1)
@@ -518,7 +530,7 @@ func errorKind(r *Result) string {
 	switch {
 	case r.Err != nil && errors.Is(r.Err, ErrTooSlow):
 		return "slow"
-	case r.Err != nil && (errors.Is(r.Err, context.DeadlineExceeded) || strings.Contains(r.Err.Error(), "Timeout")):
+	case r.Err != nil && (errors.Is(r.Err, context.DeadlineExceeded) || isTimeout(r.Err)):
 		return "timeout"
 	case r.Err != nil:
 		return "network"
@@ -530,6 +542,11 @@ func errorKind(r *Result) string {
 		return "4xx"
 	}
 	return ""
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
 }
 
 // persister writes events and frontier states in batches: every 100 ms or

@@ -20,9 +20,9 @@ import (
 //
 // Dates pass Castillo's sanity rules (webevents.SaneDate): a Last-Modified
 // before 1993 or more than a day ahead is ignored, a small skew is clamped.
-func Detect(prev *webevents.Event, r *Result, now time.Time, cid string) (webevents.Event, bool) {
+func Detect(rawURL string, prev *webevents.Event, r *Result, now time.Time, cid string) (webevents.Event, bool) {
 	n := now.Unix()
-	e := webevents.Event{URL: "", Size: max(r.Size, 0), LPD: n, CID: cid, Digest: r.Digest, ETag: r.ETag}
+	e := webevents.Event{URL: rawURL, Size: max(r.Size, 0), LPD: n, CID: cid, Digest: r.Digest, ETag: r.ETag}
 	if r.Err != nil {
 		return e, false
 	}

@@ -43,8 +43,8 @@ func TestDetect(t *testing.T) {
 		{"timeout is not a delete", prev, Result{Err: errors.New("timeout")}, false, 0, 0},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			e, ok := Detect(tt.prev, &tt.res, now, "me:0 M")
-			if ok != tt.event || ok && (e.Stat != tt.stat || e.LMD != tt.lmd || e.LPD != now.Unix() || e.CID != "me:0 M") {
+			e, ok := Detect("http://a.example/", tt.prev, &tt.res, now, "me:0 M")
+			if ok != tt.event || ok && (e.URL != "http://a.example/" || e.Stat != tt.stat || e.LMD != tt.lmd || e.LPD != now.Unix() || e.CID != "me:0 M") {
 				t.Fatalf("got %v %+v; want event=%v %v lmd %d", ok, e, tt.event, tt.stat, tt.lmd)
 			}
 		})

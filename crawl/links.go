@@ -16,6 +16,10 @@ type Links struct {
 	NoIndex  bool     // <meta name="robots" content="noindex">
 }
 
+// MaxLinksPerPage bounds what one page can add to the frontier; links past
+// it are dropped (a hostile 4 MiB page could otherwise hold 300,000).
+const MaxLinksPerPage = 5000
+
 // maxTokenBytes bounds the tokenizer's buffer: a hostile page with one
 // endless tag costs this much memory and no more.
 const maxTokenBytes = 256 << 10
@@ -38,7 +42,7 @@ func ExtractLinks(r io.Reader, base *url.URL) (Links, error) {
 			return
 		}
 		u, err := Normalize(base, ref)
-		if err != nil || seen[u] {
+		if err != nil || seen[u] || len(out.URLs) >= MaxLinksPerPage {
 			return
 		}
 		seen[u] = true

@@ -50,6 +50,18 @@ func TestExtractLinksHugeTag(t *testing.T) {
 	}
 }
 
+func TestExtractLinksCapped(t *testing.T) {
+	var b strings.Builder
+	for i := range MaxLinksPerPage + 100 {
+		fmt.Fprintf(&b, `<a href="/%d">`, i)
+	}
+	base, _ := url.Parse("http://a.example/")
+	l, err := ExtractLinks(strings.NewReader(b.String()), base)
+	if err != nil || len(l.URLs) != MaxLinksPerPage {
+		t.Fatalf("%d links, %v; want %d", len(l.URLs), err, MaxLinksPerPage)
+	}
+}
+
 func FuzzExtractLinks(f *testing.F) {
 	f.Add(`<base href="/b/"><a href="x">`)
 	f.Add(`<a href="http://a.example/%zz"><iframe src="`)

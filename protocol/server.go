@@ -3,6 +3,7 @@ package protocol
 import (
 	"bufio"
 	"compress/gzip"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -230,6 +231,9 @@ func (s *Server) serveDay(w http.ResponseWriter, r *http.Request, day int64) {
 	}
 }
 
+// errDayDone stops ReadDay once the announced size has been written.
+var errDayDone = errors.New("protocol: day file written")
+
 // writeDay writes bytes [from, size) of the day file. Entries appended after
 // the DayInfo snapshot are cut off, so the body matches the ETag and
 // Content-Length that were announced.
@@ -238,12 +242,11 @@ func writeDay(w io.Writer, st ShareStore, day, from, size int64) (int64, error) 
 	var buf []byte
 	var sent int64
 	pos := from
-	errDone := fmt.Errorf("done")
 	err := st.ReadDay(day, from, func(off int64, e webevents.Event) error {
 		buf = webevents.AppendRecord(buf[:0], &e)
 		lo, hi := max(pos-off, 0), min(int64(len(buf)), size-off)
 		if hi <= lo {
-			return errDone
+			return errDayDone
 		}
 		n, err := bw.Write(buf[lo:hi])
 		sent += int64(n)
@@ -252,11 +255,11 @@ func writeDay(w io.Writer, st ShareStore, day, from, size int64) (int64, error) 
 			return err
 		}
 		if pos >= size {
-			return errDone
+			return errDayDone
 		}
 		return nil
 	})
-	if err == errDone {
+	if err == errDayDone {
 		err = nil
 	}
 	if ferr := bw.Flush(); err == nil {

@@ -35,22 +35,21 @@ func cmdCrawl(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	defer st.Close()
-	frontier := crawl.BadgerFrontier{DB: st.DB()}
-	known := 0
-	if err := frontier.LoadFrontier(func(crawl.URLState) error { known++; return nil }); err != nil {
-		return err
-	}
-	if len(seeds) == 0 && known == 0 {
-		return usagef("give at least one --seed URL (the frontier in %s is empty)", *data)
-	}
 	if *cid == "" {
 		*cid = defaultCID(set.UserAgent)
 	}
 	cfg := set.crawlConfig(seeds, *cid, *allowPrivate)
 	cfg.Logger = logger()
-	c, err := crawl.New(cfg, st, frontier)
+	c, err := crawl.New(cfg, st, crawl.BadgerFrontier{DB: st.DB()})
 	if err != nil {
 		return usagef("%v", err)
+	}
+	known, err := c.Load()
+	if err != nil {
+		return err
+	}
+	if len(seeds) == 0 && known == 0 {
+		return usagef("give at least one --seed URL (the frontier in %s is empty)", *data)
 	}
 	if *duration > 0 {
 		var cancel context.CancelFunc
