@@ -1,7 +1,30 @@
-// Package rho will hold the controllers that set the poll/merge ratio rho:
-// fixed, the thesis's bang-bang controller, and one of our own, behind one
-// small interface that both the live peer and the simulator drive. It
-// imports nothing else of the project.
+// Package rho holds the controllers that set the poll/merge ratio rho of a
+// cooperating crawler (thesis algorithm 4.1): with probability rho the next
+// network operation polls the web, otherwise it merges from a peer.
 //
-// Not built yet: see issue 4.
+// A Controller is told the Outcome of every operation (was it a merge, how
+// many web-events it gained, how much network time it took) and answers
+// Rho. The live peer (package peer) and the simulator (package sim) drive
+// the same controllers through that interface; the package imports nothing
+// else of the project, and controllers never read a clock, so simulated time
+// works as well as real time.
+//
+// Three controllers are provided:
+//
+//   - Fixed: a constant rho; rho 1 with sharing off is today's crawler.
+//   - BangBang: the thesis's section 6.3.1. Over the most recent 30% of the
+//     operations it compares events per poll (p_r) with events per merge
+//     (m_r) and sets rho to 0.90 when p_r > m_r, to 0.10 when m_r > p_r.
+//   - Rate: ours. The thesis names two weaknesses of bang-bang: a merge that
+//     moves many records costs more network time than a poll, so events per
+//     operation flatters merging ("a vicious circle in which m_r is high but
+//     the overall freshness is still low"); and a window that is a share of
+//     all history reacts ever more slowly as a peer ages. Rate compares
+//     events per second of network time, over exponentially decaying
+//     windows with a fixed half-life, and moves rho in small steps only
+//     when one side beats the other by a margin (hysteresis), so it settles
+//     instead of flapping between two extremes.
+//
+// Controllers are not safe for concurrent use; the live peer serialises
+// calls with a mutex, the simulator runs each crawler on one goroutine.
 package rho

@@ -1,0 +1,254 @@
+package rho
+
+import (
+	"errors"
+	"math/rand/v2"
+	"testing"
+	"time"
+)
+
+// phase is a stretch of synthetic history: n operations, every
+// mergeEvery-th a merge (none when 0) gaining mergeEv events, the others
+// polls gaining pollYield events each on average.
+type phase struct {
+	n          int
+	mergeEvery int     // every k-th operation is a merge
+	pollYield  float64 // events per poll, as a long-run share
+	mergeEv    int     // events per merge
+	pollCost   time.Duration
+	mergeCost  time.Duration
+}
+
+func (p phase) outcomes() []Outcome {
+	var out []Outcome
+	acc := 0.0
+	for i := 1; i <= p.n; i++ {
+		if p.mergeEvery > 0 && i%p.mergeEvery == 0 {
+			out = append(out, Outcome{Merge: true, Events: p.mergeEv, Cost: p.mergeCost})
+			continue
+		}
+		acc += p.pollYield
+		ev := 0
+		if acc >= 1 {
+			ev, acc = 1, acc-1
+		}
+		out = append(out, Outcome{Events: ev, Cost: p.pollCost})
+	}
+	return out
+}
+
+func drive(c Controller, phases ...phase) {
+	for _, p := range phases {
+		for _, o := range p.outcomes() {
+			c.Observe(o)
+		}
+	}
+}
+
+func TestParse(t *testing.T) {
+	tests := []struct {
+		spec, name string
+		rho        float64
+		bad        bool
+	}{
+		{spec: "fixed:0.3", name: "fixed:0.3", rho: 0.3},
+		{spec: "0.85", name: "fixed:0.85", rho: 0.85},
+		{spec: "1", name: "fixed:1", rho: 1},
+		{spec: "FIXED:0", name: "fixed:0", rho: 0},
+		{spec: "bangbang", name: "bangbang", rho: 0.9},
+		{spec: " Bang-Bang ", name: "bangbang", rho: 0.9},
+		{spec: "rate", name: "rate", rho: 0.5},
+		{spec: "fixed:1.5", bad: true},
+		{spec: "fixed:-0.1", bad: true},
+		{spec: "fixed:NaN", bad: true},
+		{spec: "fixed", bad: true},
+		{spec: "bangbang:3", bad: true},
+		{spec: "pid", bad: true},
+		{spec: "", bad: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.spec, func(t *testing.T) {
+			c, err := Parse(tt.spec)
+			if tt.bad {
+				if !errors.Is(err, ErrBadSpec) {
+					t.Fatalf("Parse(%q) = %v, %v; want ErrBadSpec", tt.spec, c, err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.Name() != tt.name || c.Rho() != tt.rho {
+				t.Fatalf("Parse(%q) = %s rho %v; want %s rho %v", tt.spec, c.Name(), c.Rho(), tt.name, tt.rho)
+			}
+			if again, err := Parse(c.Name()); err != nil || again.Name() != c.Name() {
+				t.Fatalf("Name %q does not parse back: %v", c.Name(), err)
+			}
+		})
+	}
+}
+
+func TestFixedIgnoresOutcomes(t *testing.T) {
+	c := Fixed(0.3)
+	drive(c, phase{n: 1000, mergeEvery: 2, pollYield: 1, mergeEv: 50})
+	if c.Rho() != 0.3 {
+		t.Fatalf("rho %v", c.Rho())
+	}
+}
+
+func TestBangBang(t *testing.T) {
+	sec := time.Second
+	tests := []struct {
+		name   string
+		phases []phase
+		want   float64
+	}{
+		{"no history starts high", nil, 0.9},
+		{"polls only: nothing to compare", []phase{{n: 500, pollYield: 0.1, pollCost: sec}}, 0.9},
+		{"merges gain more per operation", []phase{{n: 1000, mergeEvery: 5, pollYield: 0.3, mergeEv: 3}}, 0.1},
+		{"polls gain more per operation", []phase{{n: 1000, mergeEvery: 5, pollYield: 0.8, mergeEv: 0}}, 0.9},
+		{"tie keeps the last value", []phase{
+			{n: 1000, mergeEvery: 5, pollYield: 0.3, mergeEv: 3},
+			{n: 3000, mergeEvery: 2, pollYield: 1, mergeEv: 1},
+		}, 0.1}, // the last 30% is an exact tie (1 per poll, 1 per merge): rho stays low
+		{"only the recent 30% counts", []phase{
+			{n: 7000, mergeEvery: 2, pollYield: 0, mergeEv: 10}, // merges far better, long ago
+			{n: 3000, mergeEvery: 2, pollYield: 1, mergeEv: 0},  // polls better, the last 30%
+		}, 0.9},
+		{"older than 30% is forgotten the other way", []phase{
+			{n: 7000, mergeEvery: 2, pollYield: 1, mergeEv: 0},
+			{n: 3000, mergeEvery: 2, pollYield: 0, mergeEv: 10},
+		}, 0.1},
+		{"merge cost is not counted", []phase{
+			// 4 events per merge at 60 s each against 0.5 per 1 s poll:
+			// bang-bang sees 4 > 0.5 and goes low, the weakness Rate fixes.
+			{n: 2000, mergeEvery: 10, pollYield: 0.5, mergeEv: 4, pollCost: sec, mergeCost: 60 * sec},
+		}, 0.1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := NewBangBang()
+			drive(c, tt.phases...)
+			if got := c.Rho(); got != tt.want {
+				pr, mr := c.Rates()
+				t.Fatalf("rho %v, want %v (p_r %.3f, m_r %.3f)", got, tt.want, pr, mr)
+			}
+		})
+	}
+}
+
+func TestBangBangNeverZeroOrOne(t *testing.T) {
+	c := NewBangBang()
+	rng := rand.New(rand.NewPCG(1, 2))
+	seen := map[float64]int{}
+	for range 100000 {
+		o := Outcome{Merge: rng.Float64() > c.Rho()}
+		if o.Merge {
+			o.Events = rng.IntN(3)
+		} else if rng.Float64() < 0.5 {
+			o.Events = 1
+		}
+		c.Observe(o)
+		seen[c.Rho()]++
+	}
+	if len(seen) != 2 || seen[0.1] == 0 || seen[0.9] == 0 {
+		t.Fatalf("rho took values %v; want both 0.1 and 0.9 and nothing else", seen)
+	}
+}
+
+func TestHistoryRecentIsCloseToExact(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	var h history
+	var all []Outcome
+	for i := range 200000 {
+		o := Outcome{Merge: rng.IntN(3) == 0, Events: rng.IntN(4)}
+		h.add(o)
+		all = append(all, o)
+		if i%9973 != 0 {
+			continue
+		}
+		for _, f := range []float64{0.3, 0.5, 1} {
+			got := h.recent(f)
+			var exact tally
+			start := len(all) - int(f*float64(len(all))+0.5)
+			for _, o := range all[max(start, 0):] {
+				exact.add(o)
+			}
+			n := got.polls + got.merges
+			en := exact.polls + exact.merges
+			// Off by less than one step of marks: at most 1/256 of history.
+			if d := n - en; d < 0 || d > int64(len(all))/256+1 {
+				t.Fatalf("after %d ops, window %.1f holds %d ops, exact %d", len(all), f, n, en)
+			}
+		}
+	}
+	if len(h.marks) >= maxMarks {
+		t.Fatalf("history holds %d marks", len(h.marks))
+	}
+}
+
+func TestRate(t *testing.T) {
+	sec := time.Second
+	tests := []struct {
+		name   string
+		phases []phase
+		lo, hi float64 // rho must end within [lo, hi]
+	}{
+		{"starts in the middle", nil, 0.5, 0.5},
+		{"polls only: nothing to compare", []phase{{n: 500, pollYield: 0.5, pollCost: sec}}, 0.5, 0.5},
+		{"merges cheaper per event", []phase{
+			{n: 2000, mergeEvery: 4, pollYield: 0.2, mergeEv: 10, pollCost: sec, mergeCost: 2 * sec}}, 0.05, 0.05},
+		{"polls cheaper per event", []phase{
+			{n: 2000, mergeEvery: 4, pollYield: 0.8, mergeEv: 1, pollCost: sec, mergeCost: 2 * sec}}, 0.95, 0.95},
+		{"costly merges are charged their time", []phase{
+			// The bang-bang row above: 4 events per 60 s merge is 0.067/s
+			// against 0.5/s for polls, so Rate polls more.
+			{n: 2000, mergeEvery: 10, pollYield: 0.5, mergeEv: 4, pollCost: sec, mergeCost: 60 * sec}}, 0.95, 0.95},
+		{"within the dead band rho stays", []phase{
+			// 0.5/s by polls, 0.55/s by merges: 10% apart, margin is 20%.
+			{n: 5000, mergeEvery: 2, pollYield: 0.5, mergeEv: 11, pollCost: sec, mergeCost: 20 * sec}}, 0.5, 0.5},
+		{"fixed half-life: an old peer reacts fast", []phase{
+			{n: 1_000_000, mergeEvery: 4, pollYield: 0.8, mergeEv: 0, pollCost: sec, mergeCost: sec},
+			{n: 1000, mergeEvery: 4, pollYield: 0.1, mergeEv: 5, pollCost: sec, mergeCost: sec}}, 0.05, 0.05},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := NewRate()
+			drive(c, tt.phases...)
+			if got := c.Rho(); got < tt.lo-1e-9 || got > tt.hi+1e-9 {
+				p, m := c.Rates()
+				t.Fatalf("rho %v, want in [%v, %v] (poll %.3f/s, merge %.3f/s)", got, tt.lo, tt.hi, p, m)
+			}
+		})
+	}
+}
+
+// The same late change leaves an aged bang-bang behind: after a million
+// operations favouring polls, 1,000 favouring merges are a sliver of its
+// 30% window.
+func TestBangBangAgesWhereRateDoesNot(t *testing.T) {
+	old := phase{n: 1_000_000, mergeEvery: 4, pollYield: 0.8, mergeEv: 0, pollCost: time.Second, mergeCost: time.Second}
+	change := phase{n: 1000, mergeEvery: 4, pollYield: 0.1, mergeEv: 5, pollCost: time.Second, mergeCost: time.Second}
+	b := NewBangBang()
+	drive(b, old, change)
+	if b.Rho() != 0.9 {
+		t.Fatalf("bang-bang moved to %v; its window should still be dominated by the old phase", b.Rho())
+	}
+}
+
+func TestRateStaysInBounds(t *testing.T) {
+	c := &Rate{Min: 0.2, Max: 0.7, Step: 0.3}
+	rng := rand.New(rand.NewPCG(5, 6))
+	for range 50000 {
+		o := Outcome{Merge: rng.Float64() > c.Rho(), Cost: time.Duration(rng.IntN(5)) * time.Second}
+		if o.Merge {
+			o.Events = rng.IntN(10)
+		} else {
+			o.Events = rng.IntN(2)
+		}
+		c.Observe(o)
+		if r := c.Rho(); r < 0.2 || r > 0.7 {
+			t.Fatalf("rho %v left [0.2, 0.7]", r)
+		}
+	}
+}
