@@ -125,6 +125,7 @@ type Stats struct {
 	Errors                                        map[string]int64 // by kind: network, timeout, 4xx, 5xx, 429, slow
 	RobotsExcluded, RobotsFetches                 int64
 	Discovered, Skipped                           int64 // URLs added, links refused by scope or trap rules
+	Delegated                                     int64 // polls left to a peer whose special set holds the URL
 	Known                                         int
 }
 
@@ -138,17 +139,20 @@ type Crawler struct {
 	exclude []*regexp.Regexp
 	scope   map[string]bool // hosts or registrable domains of the seeds
 
-	mu       sync.Mutex
-	f        *frontier
-	loaded   bool // the stored frontier is in f
-	wake     chan struct{}
-	excluded []string // URL prefixes never polled: peers' share repositories
+	mu        sync.Mutex
+	f         *frontier
+	loaded    bool // the stored frontier is in f
+	wake      chan struct{}
+	excluded  []string // URL prefixes never polled: peers' share repositories
+	delegated []string // URL prefixes left to peers (their special sets)
+	started   bool
 
-	persist chan persistItem
+	persist     chan persistItem
+	persistDone chan error
 
 	polls, notModified, created, updated, deleted atomic.Int64
 	robotsExcluded, robotsFetches                 atomic.Int64
-	discovered, skipped                           atomic.Int64
+	discovered, skipped, delegatedSkips           atomic.Int64
 	errMu                                         sync.Mutex
 	errs                                          map[string]int64
 }
@@ -327,23 +331,13 @@ func (c *Crawler) Load() (int, error) {
 	return len(c.f.urls), nil
 }
 
-// Run loads the frontier, adds the seeds and crawls until ctx ends. In-flight
-// fetches finish; what they learnt is written before Run returns.
+// Run loads the frontier, adds the seeds and crawls with Config.Workers
+// fetches in flight until ctx ends. In-flight fetches finish; what they
+// learnt is written before Run returns.
 func (c *Crawler) Run(ctx context.Context) error {
-	now := time.Now()
-	if _, err := c.Load(); err != nil {
+	if err := c.Start(); err != nil {
 		return err
 	}
-	persistDone := make(chan error, 1)
-	go func() { persistDone <- c.persister() }()
-	c.mu.Lock()
-	for _, s := range c.cfg.Seeds {
-		if n, err := Normalize(nil, s); err == nil {
-			c.addURL(n, 0, now)
-		}
-	}
-	c.mu.Unlock()
-
 	var wg sync.WaitGroup
 	for range c.cfg.Workers {
 		wg.Add(1)
@@ -353,48 +347,125 @@ func (c *Crawler) Run(ctx context.Context) error {
 		}()
 	}
 	wg.Wait()
-	close(c.persist)
-	return <-persistDone
+	return c.Stop()
 }
 
-func (c *Crawler) worker(ctx context.Context) {
-	for {
+// Start loads the frontier, adds the seeds and starts the writer of what
+// polls learn. Callers that schedule polls themselves (a cooperating peer)
+// call Start, then Poll from as many goroutines as they like, then Stop.
+func (c *Crawler) Start() error {
+	now := time.Now()
+	if _, err := c.Load(); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	if c.started {
+		c.mu.Unlock()
+		return errors.New("crawl: started twice")
+	}
+	c.started = true
+	for _, s := range c.cfg.Seeds {
+		if n, err := Normalize(nil, s); err == nil {
+			c.addURL(n, 0, now)
+		}
+	}
+	c.mu.Unlock()
+	c.persistDone = make(chan error, 1)
+	go func() { c.persistDone <- c.persister() }()
+	return nil
+}
+
+// Stop writes what the polls learnt and returns the first write error. No
+// Poll may run during or after Stop.
+func (c *Crawler) Stop() error {
+	close(c.persist)
+	return <-c.persistDone
+}
+
+// Ready receives a value when a poll has ended, so a host may be due again.
+func (c *Crawler) Ready() <-chan struct{} { return c.wake }
+
+// Delegate replaces the URL prefixes that are left to peers: a cooperating
+// peer merges the events of its peers' special sets instead of polling them
+// (thesis section 3.2). URLs under them stay in the frontier and are looked
+// at again after RevisitMin, so polling resumes if the peer goes away.
+func (c *Crawler) Delegate(prefixes []string) {
+	c.mu.Lock()
+	c.delegated = append([]string(nil), prefixes...)
+	c.mu.Unlock()
+}
+
+// Poll is one network operation of the crawler: a request to the most due
+// host whose delay has passed (its robots.txt when that is due, else its
+// most due URL). When no host is ready it sends nothing and returns false
+// with how long until one is (0 when the frontier is empty).
+func (c *Crawler) Poll(ctx context.Context) (PollResult, bool, time.Duration) {
+	for ctx.Err() == nil {
 		c.mu.Lock()
 		h, wait := c.f.next(time.Now())
 		c.mu.Unlock()
 		if h == nil {
-			if wait <= 0 || wait > time.Second {
-				wait = time.Second // an empty frontier may fill from another worker
-			}
-			t := time.NewTimer(wait)
-			select {
-			case <-ctx.Done():
-				t.Stop()
-				return
-			case <-c.wake:
-				t.Stop()
-			case <-t.C:
-			}
-			continue
+			return PollResult{}, false, wait
 		}
+		r := c.serveHost(ctx, h)
+		c.signal()
+		if r.Requested {
+			return r, true, 0
+		}
+	}
+	return PollResult{}, false, 0
+}
+
+// PollResult says what one Poll did.
+type PollResult struct {
+	Requested bool   // a request was sent (false: robots.txt or a peer's special set said no)
+	Robots    bool   // the request was for robots.txt
+	URL       string // the URL polled
+	Status    int
+	ErrKind   string // network, timeout, 4xx, 5xx, 429, slow; "" when fine
+	Changed   bool   // a web-event was detected
+	Event     webevents.Event
+	Bytes     int64 // body bytes received
+	Cost      time.Duration
+}
+
+func (c *Crawler) worker(ctx context.Context) {
+	for {
+		_, ok, wait := c.Poll(ctx)
 		if ctx.Err() != nil {
-			c.mu.Lock()
-			c.f.release(h, h.nextAllowed)
-			c.mu.Unlock()
 			return
 		}
-		c.serveHost(ctx, h)
-		c.signal()
+		if ok {
+			continue
+		}
+		if wait <= 0 || wait > time.Second {
+			wait = time.Second // an empty frontier may fill from another worker
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-c.wake:
+			t.Stop()
+		case <-t.C:
+		}
 	}
 }
 
-// serveHost sends one request to a busy host: its robots.txt when that is
-// due, else the most due URL. The host's delay starts when it ends.
-func (c *Crawler) serveHost(ctx context.Context, h *host) {
+// serveHost sends at most one request to a busy host: its robots.txt when
+// that is due, else the most due URL. The host's delay starts when it ends.
+func (c *Crawler) serveHost(ctx context.Context, h *host) PollResult {
 	now := time.Now()
+	if ctx.Err() != nil {
+		c.mu.Lock()
+		c.f.release(h, h.nextAllowed)
+		c.mu.Unlock()
+		return PollResult{}
+	}
 	if h.robots == nil || now.After(h.robotsUntil) {
 		c.robotsFetches.Add(1)
-		rb, retry, _, err := c.fetcher.FetchRobots(ctx, h.key, c.cfg.Agent)
+		rb, retry, status, err := c.fetcher.FetchRobots(ctx, h.key, c.cfg.Agent)
 		end := time.Now()
 		c.mu.Lock()
 		h.robots, h.robotsUntil = rb, end.Add(c.cfg.RobotsTTL)
@@ -404,17 +475,28 @@ func (c *Crawler) serveHost(ctx context.Context, h *host) {
 		}
 		c.f.release(h, end.Add(c.delay(h, end.Sub(now))))
 		c.mu.Unlock()
-		return
+		r := PollResult{Requested: true, Robots: true, URL: h.key + "/robots.txt", Status: status, Cost: end.Sub(now)}
+		if err != nil && status == 0 {
+			r.ErrKind = "network"
+		}
+		return r
 	}
 	c.mu.Lock()
 	st := c.f.pop(h)
-	c.mu.Unlock()
-	if st == nil {
-		c.mu.Lock()
+	delegated := st != nil && hasAnyPrefix(st.URL, c.delegated)
+	if st == nil || delegated {
+		if delegated {
+			// A peer polls it; look again later in case the peer leaves.
+			c.delegatedSkips.Add(1)
+			st.Due = now.Add(c.cfg.RevisitMin)
+			c.f.reschedule(h, st)
+			c.save(st)
+		}
 		c.f.release(h, h.nextAllowed)
 		c.mu.Unlock()
-		return
+		return PollResult{}
 	}
+	c.mu.Unlock()
 	// Checked right before the fetch, against the cached robots.txt.
 	if !h.robots.Allowed(c.cfg.Agent, st.URL) {
 		c.robotsExcluded.Add(1)
@@ -426,15 +508,26 @@ func (c *Crawler) serveHost(ctx context.Context, h *host) {
 		c.save(st)
 		c.f.release(h, h.nextAllowed)
 		c.mu.Unlock()
-		return
+		return PollResult{}
 	}
 	res := c.fetcher.Fetch(ctx, st.URL, st.NotHTML && st.Polls > 0, st.ETag, st.LastMod)
 	c.polls.Add(1)
-	c.afterFetch(h, st, &res)
+	ev, changed := c.afterFetch(h, st, &res)
+	return PollResult{Requested: true, URL: st.URL, Status: res.Status, ErrKind: errorKind(&res),
+		Changed: changed, Event: ev, Bytes: res.Size, Cost: res.End.Sub(res.Start)}
+}
+
+func hasAnyPrefix(s string, prefixes []string) bool {
+	for _, p := range prefixes {
+		if strings.HasPrefix(s, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // afterFetch records what a poll saw and schedules the URL and the host.
-func (c *Crawler) afterFetch(h *host, st *URLState, res *Result) {
+func (c *Crawler) afterFetch(h *host, st *URLState, res *Result) (webevents.Event, bool) {
 	var prev *webevents.Event
 	if e, ok, err := c.store.Get(st.URL); err == nil && ok {
 		prev = &e
@@ -503,6 +596,7 @@ func (c *Crawler) afterFetch(h *host, st *URLState, res *Result) {
 		notBefore = later(notBefore, res.End.Add(c.backoff(h, res.RetryAfter)))
 	}
 	c.f.release(h, notBefore)
+	return ev, changed
 }
 
 // delay is the pause after a request to h: the larger of the configured
@@ -612,6 +706,6 @@ func (c *Crawler) Stats() Stats {
 		Polls: c.polls.Load(), NotModified: c.notModified.Load(),
 		Created: c.created.Load(), Updated: c.updated.Load(), Deleted: c.deleted.Load(),
 		Errors: errs, RobotsExcluded: c.robotsExcluded.Load(), RobotsFetches: c.robotsFetches.Load(),
-		Discovered: c.discovered.Load(), Skipped: c.skipped.Load(), Known: known,
+		Discovered: c.discovered.Load(), Skipped: c.skipped.Load(), Delegated: c.delegatedSkips.Load(), Known: known,
 	}
 }
