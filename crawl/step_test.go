@@ -25,7 +25,7 @@ func TestPollStepsAndDelegation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	delegated := w.Hosts()[1].URL() + "/"
+	delegated := w.Hosts()[1].URL + "/"
 	c.Delegate([]string{delegated})
 	if err := c.Start(); err != nil {
 		t.Fatal(err)
