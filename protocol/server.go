@@ -30,6 +30,7 @@ type Server struct {
 	repo    string // path of the repository, with a trailing slash
 	log     *slog.Logger
 	slots   chan struct{} // bounds concurrent day-file streams
+	update  func(c *ShareControl)
 }
 
 // ServerOptions configure NewServer.
@@ -44,6 +45,10 @@ type ServerOptions struct {
 	// MaxStreams bounds day files being sent at once; 0 means 32. Further
 	// requests get 503 with Retry-After.
 	MaxStreams int
+	// Update, when set, fills the fields that change while a peer runs
+	// (the advertised rho, libp2p addresses) in a copy of Control before
+	// each robots.shr is written.
+	Update func(c *ShareControl)
 }
 
 // NewServer returns the handler for store.
@@ -81,7 +86,7 @@ func NewServer(store ShareStore, o ServerOptions) (*Server, error) {
 	if n <= 0 {
 		n = 32
 	}
-	return &Server{store: store, control: c, repo: path, log: lg, slots: make(chan struct{}, n)}, nil
+	return &Server{store: store, control: c, repo: path, log: lg, slots: make(chan struct{}, n), update: o.Update}, nil
 }
 
 // RepositoryPath returns the path day files are served under.
@@ -120,6 +125,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) serveControl(w http.ResponseWriter, r *http.Request) {
 	c := s.control
+	c.Special = append([]string(nil), c.Special...)
+	if s.update != nil {
+		s.update(&c)
+	}
 	scheme := "http"
 	if r.TLS != nil {
 		scheme = "https"

@@ -39,6 +39,10 @@ func (s Stat) order() int {
 	return 2
 }
 
+// Index is 0 for CREATE, 1 for UPDATE and 2 for DELETE: the lifecycle
+// order, handy for arrays of counters.
+func (s Stat) Index() int { return s.order() }
+
 // MarshalText writes the wire letter, so JSON shows "C", not 67.
 func (s Stat) MarshalText() ([]byte, error) {
 	if !s.Valid() {

@@ -46,6 +46,9 @@ type DayInfo struct {
 // MergeResult counts what Store.Merge did.
 type MergeResult struct {
 	Accepted, Restated, Ignored int
+	// ByStat splits Accepted by the kind of the event recorded: CREATE,
+	// UPDATE and DELETE, in that order (Stat.Index).
+	ByStat [3]int
 	// Polls lists URLs whose events broke the lifecycle order; the spec
 	// says the merging peer should poll them.
 	Polls []string
@@ -56,6 +59,9 @@ func (r *MergeResult) Add(o MergeResult) {
 	r.Accepted += o.Accepted
 	r.Restated += o.Restated
 	r.Ignored += o.Ignored
+	for i := range r.ByStat {
+		r.ByStat[i] += o.ByStat[i]
+	}
 	r.Polls = append(r.Polls, o.Polls...)
 }
 
@@ -134,6 +140,7 @@ func (r *resolver) resolve(in Event) (Decision, error) {
 	switch d.Action {
 	case Accept:
 		r.result.Accepted++
+		r.result.ByStat[d.Result.Stat.Index()]++
 		r.pending[in.URL] = d.Result
 	case Restate:
 		r.result.Restated++

@@ -190,7 +190,8 @@ func testMergeSameURLInBatch(t *testing.T, s webevents.Store) {
 	}, nil)
 	must(t, err)
 	got, _, _ := s.Get("http://site.example/x")
-	if res.Accepted != 2 || res.Ignored != 1 || got.Stat != webevents.Update || got.LMD != 800000100 {
+	if res.Accepted != 2 || res.Ignored != 1 || got.Stat != webevents.Update || got.LMD != 800000100 ||
+		res.ByStat != [3]int{1, 1, 0} {
 		t.Fatalf("Merge = %+v, state %+v", res, got)
 	}
 }
