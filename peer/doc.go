@@ -1,5 +1,30 @@
-// Package peer will hold a running peer: the poll/merge loop, the peer table, libp2p host and DHT discovery, API, dashboard and metrics.
+// Package peer is a running cooperating crawler: thesis algorithm 4.1 made
+// concurrent, with a peer table, a share repository, an HTTP API, metrics
+// and a dashboard.
 //
-// Not built yet: see issue 4. The folder exists so the layout of DESIGN.md
-// shows the architecture from the start.
+// Data flows like this. Config.Slots workers each draw, with probability
+// rho (from a peer/rho Controller), a poll or a merge. A poll asks the
+// crawl.Crawler for the next due URL of a host whose delay has passed; a
+// merge takes the peer most overdue in the peer table and runs a
+// protocol.Merger against its robots.shr. When the drawn side has nothing
+// due the slot does the other; rho 0 never polls and rho 1 never merges.
+// Both write into one webevents.Store, whose day files the share server
+// publishes when sharing is on (a non-sharing peer serves an empty
+// repository). Every outcome (events gained, network time) goes to the
+// controller, which moves rho.
+//
+// The peer table (Record rows in a PeerStore) keeps for each peer what its
+// robots.shr said, how much merging from it gained, its failures and when
+// it is due again: the wait between merges adapts to what they gain, and a
+// failing peer is backed off exponentially, never dropped. The special
+// prefixes of healthy peers that have shared events are left to them
+// (crawl.Crawler.Delegate): their events are merged instead of polled.
+//
+// Peer.Handler serves the share repository (/robots.shr, /share/), the
+// dashboard at /, /api/status and /api/peers as JSON, and Prometheus
+// metrics at /metrics, from one registry per peer so several peers can run
+// in one process.
+//
+// Finding peers over libp2p (issue 5) is not built yet: peers come from
+// the configuration (Config.Peers) or AddPeer.
 package peer

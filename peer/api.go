@@ -1,0 +1,174 @@
+package peer
+
+import (
+	"encoding/json"
+	"net/http"
+	"sort"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/cocrawl/cocrawl/protocol"
+)
+
+// Status is what /api/status returns.
+type Status struct {
+	Crawler    string    `json:"crawler"`
+	Mode       string    `json:"mode,omitempty"`
+	Controller string    `json:"controller"`
+	Share      bool      `json:"share"`
+	Rho        float64   `json:"rho"`
+	Started    time.Time `json:"started"`
+	UptimeS    float64   `json:"uptime_s"`
+
+	Polls          int64   `json:"polls"`
+	Merges         int64   `json:"merges"`
+	PollEvents     int64   `json:"poll_events"`
+	MergeEvents    int64   `json:"merge_events"`
+	EventsPerPoll  float64 `json:"events_per_poll"`
+	EventsPerMerge float64 `json:"events_per_merge"`
+	// Events by source (poll, merge), then kind (create, update, delete).
+	Events map[string]map[string]int64 `json:"events"`
+	// Operations by what ran (poll, merge), then what the slot drew: a
+	// poll drawn as merge ran because no peer was due.
+	Drawn          map[string]map[string]int64 `json:"drawn"`
+	Idle           int64                       `json:"idle"`
+	Bytes          map[string]int64            `json:"bytes"`
+	NetworkSeconds map[string]float64          `json:"network_seconds"`
+	Errors         map[string]map[string]int64 `json:"errors"`
+	// Seconds spent at each value of rho, rounded to 0.05.
+	TimeAtRho map[string]float64 `json:"time_at_rho"`
+
+	FrontierURLs int `json:"frontier_urls"`
+	Delegated    int `json:"delegated_prefixes"`
+	PeersKnown   int `json:"peers_known"`
+	PeersHealthy int `json:"peers_healthy"`
+
+	History []Sample `json:"history,omitempty"`
+}
+
+// Status returns the peer's figures so far; with history, the recent
+// samples too.
+func (p *Peer) Status(history bool) Status {
+	c := p.stats.snapshot()
+	now := time.Now()
+	st := Status{
+		Crawler: p.cid, Mode: p.cfg.Mode, Share: p.cfg.Share, Rho: p.Rho(),
+		Started: p.started, UptimeS: now.Sub(p.started).Seconds(),
+		Polls: c.Polls, Merges: c.Merges, PollEvents: c.PollEvents, MergeEvents: c.MergeEvents,
+		EventsPerPoll: perOp(c.PollEvents, c.Polls), EventsPerMerge: perOp(c.MergeEvents, c.Merges),
+		Events: c.ByKind, Drawn: c.Drawn, Idle: c.Idle, Bytes: c.Bytes, NetworkSeconds: c.Seconds, Errors: c.Errors,
+		TimeAtRho: map[string]float64{},
+	}
+	p.ctlMu.Lock()
+	st.Controller = p.ctl.Name()
+	for k, v := range p.timeAt {
+		st.TimeAtRho[k] = v.Seconds()
+	}
+	if !p.rhoFrom.IsZero() {
+		st.TimeAtRho[rhoBucket(p.rhoNow)] += now.Sub(p.rhoFrom).Seconds()
+	}
+	p.ctlMu.Unlock()
+	st.FrontierURLs = p.crawler.Stats().Known
+	st.Delegated = len(p.peers.delegated(now))
+	st.PeersKnown, st.PeersHealthy = p.peers.counts()
+	if history {
+		p.histMu.Lock()
+		st.History = append([]Sample(nil), p.history...)
+		p.histMu.Unlock()
+	}
+	return st
+}
+
+func perOp(events, ops int64) float64 {
+	if ops == 0 {
+		return 0
+	}
+	return float64(events) / float64(ops)
+}
+
+// Peers returns the peer table sorted by URL.
+func (p *Peer) Peers() []Record { return p.peers.snapshot() }
+
+func (p *Peer) serveStatus(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, p.Status(r.URL.Query().Get("history") != "0"))
+}
+
+func (p *Peer) servePeers(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, struct {
+		Peers []Record `json:"peers"`
+	}{p.Peers()})
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(v)
+}
+
+// metricsHandler serves this peer's metrics. Each peer has its own
+// registry, so several peers can run in one process (tests, the demo).
+func (p *Peer) metricsHandler() http.Handler {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg.MustRegister(protocol.Collectors()...)
+	reg.MustRegister(peerCollector{p})
+	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
+}
+
+var (
+	descRho      = prometheus.NewDesc("cocrawl_rho", "Current probability that an operation polls the web.", nil, nil)
+	descOps      = prometheus.NewDesc("cocrawl_operations_total", "Network operations by what ran (op) and what the slot drew.", []string{"op", "drawn"}, nil)
+	descEvents   = prometheus.NewDesc("cocrawl_events_total", "Web-events gained, by source (poll, merge) and kind.", []string{"source", "kind"}, nil)
+	descBytes    = prometheus.NewDesc("cocrawl_bytes_total", "Bytes received, by operation.", []string{"op"}, nil)
+	descSeconds  = prometheus.NewDesc("cocrawl_network_seconds_total", "Network time spent, by operation.", []string{"op"}, nil)
+	descErrors   = prometheus.NewDesc("cocrawl_errors_total", "Errors by operation and kind.", []string{"op", "kind"}, nil)
+	descPeers    = prometheus.NewDesc("cocrawl_peers", "Peers in the peer table, by state.", []string{"state"}, nil)
+	descIdle     = prometheus.NewDesc("cocrawl_idle_total", "Slot turns with nothing due to poll or merge.", nil, nil)
+	descFrontier = prometheus.NewDesc("cocrawl_frontier_urls", "URLs the crawler knows.", nil, nil)
+	descTimeRho  = prometheus.NewDesc("cocrawl_rho_seconds_total", "Time spent at each value of rho, rounded to 0.05.", []string{"rho"}, nil)
+)
+
+// peerCollector turns the status into metrics at scrape time, so counters
+// have one source.
+type peerCollector struct{ p *Peer }
+
+func (c peerCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{descRho, descOps, descEvents, descBytes, descSeconds, descErrors, descPeers, descIdle, descFrontier, descTimeRho} {
+		ch <- d
+	}
+}
+
+func (c peerCollector) Collect(ch chan<- prometheus.Metric) {
+	st := c.p.Status(false)
+	ch <- prometheus.MustNewConstMetric(descRho, prometheus.GaugeValue, st.Rho)
+	for _, op := range []string{"poll", "merge"} {
+		for _, dr := range []string{"poll", "merge"} {
+			ch <- prometheus.MustNewConstMetric(descOps, prometheus.CounterValue, float64(st.Drawn[op][dr]), op, dr)
+		}
+		for _, k := range kindNames {
+			ch <- prometheus.MustNewConstMetric(descEvents, prometheus.CounterValue, float64(st.Events[op][k]), op, k)
+		}
+		ch <- prometheus.MustNewConstMetric(descBytes, prometheus.CounterValue, float64(st.Bytes[op]), op)
+		ch <- prometheus.MustNewConstMetric(descSeconds, prometheus.CounterValue, st.NetworkSeconds[op], op)
+		kinds := make([]string, 0, len(st.Errors[op]))
+		for k := range st.Errors[op] {
+			kinds = append(kinds, k)
+		}
+		sort.Strings(kinds)
+		for _, k := range kinds {
+			ch <- prometheus.MustNewConstMetric(descErrors, prometheus.CounterValue, float64(st.Errors[op][k]), op, k)
+		}
+	}
+	ch <- prometheus.MustNewConstMetric(descPeers, prometheus.GaugeValue, float64(st.PeersHealthy), "healthy")
+	ch <- prometheus.MustNewConstMetric(descPeers, prometheus.GaugeValue, float64(st.PeersKnown-st.PeersHealthy), "other")
+	ch <- prometheus.MustNewConstMetric(descIdle, prometheus.CounterValue, float64(st.Idle))
+	ch <- prometheus.MustNewConstMetric(descFrontier, prometheus.GaugeValue, float64(st.FrontierURLs))
+	for k, v := range st.TimeAtRho {
+		ch <- prometheus.MustNewConstMetric(descTimeRho, prometheus.CounterValue, v, k)
+	}
+}

@@ -1,0 +1,399 @@
+package peer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/cocrawl/cocrawl/crawl"
+	"github.com/cocrawl/cocrawl/peer/rho"
+	"github.com/cocrawl/cocrawl/protocol"
+	"github.com/cocrawl/cocrawl/webevents"
+)
+
+// Config configures a Peer. Zero fields take the defaults named.
+type Config struct {
+	// Addr is the host:port its share repository is reached at; it makes
+	// the cid ("host:port Moniker") written in every event it polls and the
+	// crawler field of its robots.shr. Required.
+	Addr    string
+	Moniker string // default "cocrawl/<protocol version>"
+	Contact string // the operator's e-mail: robots.shr contact and From header
+	Special []string
+
+	Crawl      crawl.Config   // CID is filled from Addr and Moniker
+	Controller rho.Controller // default: the rate controller
+	Mode       string         // the behaviour's name, for status only
+	Share      bool           // publish what it learns
+
+	Peers    []string // robots.shr URLs of static peers
+	Schedule Schedule
+	// Slots is how many network operations run at once; default
+	// Crawl.Workers. Each slot draws poll or merge with probability rho.
+	Slots int
+	// AllowPrivate lets merges reach loopback and private addresses; the
+	// crawler has its own switch in Crawl.Fetch.
+	AllowPrivate bool
+	MergeLimits  protocol.Limits
+	// Grace is how long in-flight operations may take to finish after Run's
+	// context ends; default 10 s. Then they are cancelled: a cancelled poll
+	// is due again, a cancelled merge resumes from its cursor.
+	Grace time.Duration
+
+	Logger *slog.Logger
+}
+
+// Stores are where a peer keeps what must survive a restart; with Badger
+// they share one database.
+type Stores struct {
+	Events   webevents.Store
+	Frontier crawl.FrontierStore
+	Peers    PeerStore
+}
+
+// Peer is a running cooperating crawler.
+type Peer struct {
+	cfg     Config
+	cid     string
+	stores  Stores
+	crawler *crawl.Crawler
+	merger  protocol.Merger
+	share   *protocol.Server
+	peers   *peerSet
+	log     *slog.Logger
+	stats   *stats
+	started time.Time
+
+	ctlMu   sync.Mutex
+	ctl     rho.Controller
+	rhoNow  float64
+	rhoFrom time.Time
+	timeAt  map[string]time.Duration // time spent at each rho, rounded to 0.05
+
+	kick chan struct{} // a peer was added
+
+	excludedMu sync.Mutex
+	excluded   map[string]bool // peers' repositories the crawler never polls
+
+	histMu  sync.Mutex
+	history []Sample
+}
+
+// New builds a peer from its configuration and stores, and loads its peer
+// table. Run starts it.
+func New(cfg Config, st Stores) (*Peer, error) {
+	if cfg.Addr == "" {
+		return nil, errors.New("peer: Addr (host:port of the share repository) is required")
+	}
+	if st.Events == nil || st.Frontier == nil || st.Peers == nil {
+		return nil, errors.New("peer: events, frontier and peer stores are required")
+	}
+	if cfg.Moniker == "" {
+		cfg.Moniker = "cocrawl/" + protocol.CurrentVersion
+	}
+	if cfg.Controller == nil {
+		cfg.Controller = rho.NewRate()
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Grace <= 0 {
+		cfg.Grace = 10 * time.Second
+	}
+	cid := cfg.Addr + " " + cfg.Moniker
+	cfg.Crawl.CID = cid
+	cfg.Crawl.Logger = cfg.Logger
+	if cfg.Crawl.Fetch.From == "" {
+		cfg.Crawl.Fetch.From = cfg.Contact
+	}
+	c, err := crawl.New(cfg.Crawl, st.Events, st.Frontier)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Slots <= 0 {
+		cfg.Slots = max(cfg.Crawl.Workers, 8)
+	}
+	p := &Peer{
+		cfg: cfg, cid: cid, stores: st, crawler: c, peers: newPeerSet(cfg.Schedule), log: cfg.Logger,
+		ctl: cfg.Controller, timeAt: map[string]time.Duration{}, kick: make(chan struct{}, 1),
+		excluded: map[string]bool{}, stats: newStats(),
+	}
+	p.rhoNow = p.ctl.Rho()
+	p.merger = protocol.Merger{
+		Store:  st.Events,
+		Client: protocol.NewHTTPClient(protocol.ClientOptions{AllowPrivate: cfg.AllowPrivate}),
+		Limits: cfg.MergeLimits, From: cfg.Contact, Logger: cfg.Logger,
+	}
+	var shareStore protocol.ShareStore = st.Events
+	if !cfg.Share {
+		shareStore = emptyShare{st.Events}
+	}
+	p.share, err = protocol.NewServer(shareStore, protocol.ServerOptions{
+		Control: protocol.ShareControl{Crawler: cid, Contact: cfg.Contact, Special: cfg.Special, Repository: "/share/"},
+		Logger:  cfg.Logger,
+		Update:  func(sc *protocol.ShareControl) { sc.Rho = strconv.FormatFloat(p.Rho(), 'f', 2, 64) },
+	})
+	if err != nil {
+		return nil, err
+	}
+	c.ExcludePrefix("http://" + cfg.Addr + p.share.RepositoryPath())
+	if err := st.Peers.LoadPeers(func(r Record) error { p.peers.load(r); p.excludeRepository(r.Repository); return nil }); err != nil {
+		return nil, fmt.Errorf("peer: load peer table: %w", err)
+	}
+	now := time.Now()
+	for _, u := range cfg.Peers {
+		if err := p.AddPeer(u, "static"); err != nil {
+			return nil, err
+		}
+	}
+	p.crawler.Delegate(p.peers.delegated(now))
+	return p, nil
+}
+
+// CID is what this peer writes as the observer of the events it polls.
+func (p *Peer) CID() string { return p.cid }
+
+// AddPeer makes the peer whose robots.shr is at shrURL known; adding a known
+// peer does nothing. Discovery calls it for every peer it finds.
+func (p *Peer) AddPeer(shrURL, source string) error {
+	u, err := url.Parse(shrURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("peer: %q is not an http(s) URL of a robots.shr", shrURL)
+	}
+	r, isNew := p.peers.add(shrURL, source, time.Now())
+	if !isNew {
+		return nil
+	}
+	if err := p.stores.Peers.SavePeer(r); err != nil {
+		return fmt.Errorf("peer: save peer %s: %w", shrURL, err)
+	}
+	p.log.Info("peer added", "url", shrURL, "source", source)
+	select {
+	case p.kick <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+// Rho is the current poll ratio.
+func (p *Peer) Rho() float64 {
+	p.ctlMu.Lock()
+	defer p.ctlMu.Unlock()
+	return p.rhoNow
+}
+
+// observe tells the controller about one operation and keeps the time
+// spent at each value of rho.
+func (p *Peer) observe(o rho.Outcome) {
+	now := time.Now()
+	p.ctlMu.Lock()
+	defer p.ctlMu.Unlock()
+	p.ctl.Observe(o)
+	if r := p.ctl.Rho(); r != p.rhoNow {
+		p.accountRho(now)
+		p.rhoNow = r
+	}
+}
+
+// accountRho adds the time since the last change to the current rho;
+// ctlMu held.
+func (p *Peer) accountRho(now time.Time) {
+	if !p.rhoFrom.IsZero() {
+		p.timeAt[rhoBucket(p.rhoNow)] += now.Sub(p.rhoFrom)
+	}
+	p.rhoFrom = now
+}
+
+// rhoBucket rounds rho to 0.05, so a continuous controller keeps at most
+// 21 buckets while the thesis's 0.10 and 0.90 keep their own.
+func rhoBucket(r float64) string {
+	return strconv.FormatFloat(float64(int(r*20+0.5))/20, 'f', 2, 64)
+}
+
+// Run crawls, merges and keeps its statistics until ctx ends, then lets
+// in-flight operations finish (for up to Config.Grace), writes what they
+// learnt and returns. The caller serves Handler and closes the stores.
+func (p *Peer) Run(ctx context.Context) error {
+	if err := p.crawler.Start(); err != nil {
+		return err
+	}
+	p.started = time.Now()
+	p.ctlMu.Lock()
+	p.rhoFrom = p.started
+	p.ctlMu.Unlock()
+
+	// Operations run under opCtx, which outlives ctx by the grace period.
+	opCtx, cancelOps := context.WithCancel(context.Background())
+	defer cancelOps()
+	stopGrace := context.AfterFunc(ctx, func() { time.AfterFunc(p.cfg.Grace, cancelOps) })
+	defer stopGrace()
+
+	var wg sync.WaitGroup
+	for i := range p.cfg.Slots {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			p.slot(ctx, opCtx, rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), uint64(i))))
+		}()
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		p.sampler(ctx)
+	}()
+	wg.Wait()
+	p.ctlMu.Lock()
+	p.accountRho(time.Now())
+	p.ctlMu.Unlock()
+	return p.crawler.Stop()
+}
+
+// slot is one worker of algorithm 4.1: it draws poll with probability rho,
+// else merge, and gives the slot to the other side when the drawn one has
+// nothing due. Rho 0 never polls and rho 1 never merges.
+func (p *Peer) slot(ctx, opCtx context.Context, rng *rand.Rand) {
+	for ctx.Err() == nil {
+		r := p.Rho()
+		drawPoll := rng.Float64() < r
+		var did bool
+		var pollWait, mergeWait time.Duration
+		if drawPoll {
+			did, pollWait = p.tryPoll(opCtx, "poll")
+			if !did && r < 1 {
+				did, mergeWait = p.tryMerge(opCtx, "poll")
+			}
+		} else {
+			did, mergeWait = p.tryMerge(opCtx, "merge")
+			if !did && r > 0 {
+				did, pollWait = p.tryPoll(opCtx, "merge")
+			}
+		}
+		if did {
+			continue
+		}
+		p.stats.idle.Add(1)
+		wait := time.Second
+		for _, w := range []time.Duration{pollWait, mergeWait} {
+			if w > 0 && w < wait {
+				wait = w
+			}
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+		case <-p.crawler.Ready():
+		case <-p.kick:
+		case <-t.C:
+		}
+		t.Stop()
+	}
+}
+
+// tryPoll polls the next due URL; drawn is the side the slot drew.
+func (p *Peer) tryPoll(ctx context.Context, drawn string) (bool, time.Duration) {
+	res, ok, wait := p.crawler.Poll(ctx)
+	if !ok {
+		return false, wait
+	}
+	p.stats.poll(drawn, res)
+	ev := 0
+	if res.Changed {
+		ev = 1
+	}
+	p.observe(rho.Outcome{Events: ev, Cost: res.Cost})
+	return true, 0
+}
+
+// tryMerge merges from the next due peer; drawn is the side the slot drew.
+func (p *Peer) tryMerge(ctx context.Context, drawn string) (bool, time.Duration) {
+	rec, ok, wait := p.peers.next(time.Now())
+	if !ok {
+		return false, wait
+	}
+	m := p.merger // Merge fills defaults in its receiver: one copy per call
+	start := time.Now()
+	rep, err := m.Merge(ctx, rec.URL)
+	end := time.Now()
+	o := mergeOutcome{err: err, took: end.Sub(start)}
+	if rep != nil {
+		o.records, o.bytes = rep.Records, rep.WireBytes
+		o.gained = int64(rep.Result.Accepted)
+		if sc := rep.Control; sc != nil {
+			o.crawler, o.version, o.special, o.rho = sc.Crawler, sc.Version, sc.Special, sc.Rho
+			o.self = sc.Crawler == p.cid
+			if ru, err := sc.RepositoryURL(mustParse(rec.URL)); err == nil {
+				o.repository = ru.String()
+			}
+		}
+	}
+	if err != nil && ctx.Err() != nil {
+		// Shutting down: not the peer's fault; it is due again at restart.
+		p.peers.release(rec.URL)
+		return true, 0
+	}
+	row := p.peers.done(rec.URL, o, end)
+	if err := p.stores.Peers.SavePeer(row); err != nil {
+		p.log.Error("save peer table", "err", err)
+	}
+	if err != nil {
+		p.log.Warn("merge failed", "peer", rec.URL, "failures", row.Consecutive, "next", row.NextDue.Format(time.TimeOnly), "err", err)
+	} else {
+		p.excludeRepository(o.repository)
+		p.crawler.Delegate(p.peers.delegated(end))
+		p.log.Debug("merged", "peer", rec.URL, "gained", o.gained, "records", o.records, "bytes", o.bytes, "took", o.took)
+	}
+	p.stats.merge(drawn, rep, err, o.took)
+	p.observe(rho.Outcome{Merge: true, Events: int(o.gained), Cost: o.took})
+	return true, 0
+}
+
+func mustParse(u string) *url.URL {
+	v, err := url.Parse(u)
+	if err != nil {
+		return &url.URL{}
+	}
+	return v
+}
+
+// excludeRepository keeps the crawler away from a peer's day files.
+func (p *Peer) excludeRepository(repo string) {
+	if repo == "" {
+		return
+	}
+	p.excludedMu.Lock()
+	defer p.excludedMu.Unlock()
+	if !p.excluded[repo] {
+		p.excluded[repo] = true
+		p.crawler.ExcludePrefix(repo)
+	}
+}
+
+// Handler serves the share repository, /metrics, /api/status, /api/peers
+// and the dashboard at /.
+func (p *Peer) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", p.metricsHandler())
+	mux.HandleFunc("GET /api/status", p.serveStatus)
+	mux.HandleFunc("GET /api/peers", p.servePeers)
+	mux.HandleFunc("GET /{$}", serveDashboard)
+	mux.Handle("/", p.share)
+	return mux
+}
+
+// emptyShare publishes nothing: the share repository of a peer that does
+// not share (thesis algorithm 4.1, sharing = false). Its robots.shr is
+// still served, so peers learn it is a cocrawl peer with nothing to give.
+type emptyShare struct{ protocol.ShareStore }
+
+func (e emptyShare) DayInfo(int64) (webevents.DayInfo, bool, error) {
+	return webevents.DayInfo{}, false, nil
+}
+
+func (e emptyShare) ReadDay(int64, int64, func(int64, webevents.Event) error) error { return nil }

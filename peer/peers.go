@@ -1,0 +1,227 @@
+package peer
+
+import (
+	"net/url"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Schedule sets how often peers are merged from. Zero fields take the
+// defaults named.
+type Schedule struct {
+	// MergeMin and MergeMax bound the adaptive wait between two merges
+	// from one peer: halved after a merge that gained events, grown by half
+	// after one that gained none. Defaults 30 s and 30 min.
+	MergeMin, MergeMax time.Duration
+	// BackoffBase and BackoffMax bound the wait after failed merges, which
+	// doubles with each consecutive failure. Defaults 30 s and 1 h.
+	BackoffBase, BackoffMax time.Duration
+}
+
+func (s *Schedule) defaults() {
+	def := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	def(&s.MergeMin, 30*time.Second)
+	def(&s.MergeMax, 30*time.Minute)
+	def(&s.BackoffBase, 30*time.Second)
+	def(&s.BackoffMax, time.Hour)
+	s.MergeMax = max(s.MergeMax, s.MergeMin)
+}
+
+// peerSet is the peer queue of algorithm 4.1: peers are merged round robin,
+// each when its wait is over, one merge at a time per peer.
+type peerSet struct {
+	mu    sync.Mutex
+	sched Schedule
+	rows  map[string]*Record
+	busy  map[string]bool
+}
+
+func newPeerSet(s Schedule) *peerSet {
+	s.defaults()
+	return &peerSet{sched: s, rows: map[string]*Record{}, busy: map[string]bool{}}
+}
+
+// load puts a stored row back; a merge that was in flight when the peer
+// stopped is simply due again.
+func (s *peerSet) load(r Record) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cp := r
+	s.rows[r.URL] = &cp
+}
+
+// add makes shrURL known; it returns the new row, or false when the peer
+// was already known.
+func (s *peerSet) add(shrURL, source string, now time.Time) (Record, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.rows[shrURL]; ok {
+		return Record{}, false
+	}
+	r := &Record{URL: shrURL, Source: source, Added: now, Interval: Duration(s.sched.MergeMin), NextDue: now}
+	s.rows[shrURL] = r
+	return *r, true
+}
+
+// next takes the peer most overdue for a merge and marks it busy. When none
+// is due it returns false and how long until one is (0: no peer at all).
+func (s *peerSet) next(now time.Time) (Record, bool, time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var best *Record
+	var wait time.Duration
+	for u, r := range s.rows {
+		if r.Self || s.busy[u] {
+			continue
+		}
+		if r.NextDue.After(now) {
+			if d := r.NextDue.Sub(now); wait == 0 || d < wait {
+				wait = d
+			}
+			continue
+		}
+		if best == nil || r.NextDue.Before(best.NextDue) ||
+			r.NextDue.Equal(best.NextDue) && r.LastAttempt.Before(best.LastAttempt) {
+			best = r
+		}
+	}
+	if best == nil {
+		return Record{}, false, wait
+	}
+	s.busy[best.URL] = true
+	return *best, true, 0
+}
+
+// mergeOutcome is what the loop learnt from one merge.
+type mergeOutcome struct {
+	err        error
+	gained     int64
+	records    int64
+	bytes      int64
+	took       time.Duration
+	crawler    string
+	version    string
+	special    []string
+	repository string
+	rho        string
+	self       bool
+}
+
+// done records a merge and schedules the next one; it returns the row to
+// persist.
+func (s *peerSet) done(shrURL string, o mergeOutcome, now time.Time) Record {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.busy, shrURL)
+	r := s.rows[shrURL]
+	if r == nil {
+		return Record{}
+	}
+	r.LastAttempt = now
+	r.NetworkTimeMS += o.took.Milliseconds()
+	r.Bytes += o.bytes
+	r.Records += o.records
+	iv := time.Duration(r.Interval)
+	if o.err != nil {
+		r.Failures++
+		r.Consecutive++
+		r.LastError = o.err.Error()
+		b := s.sched.BackoffBase
+		for i := 1; i < r.Consecutive && b < s.sched.BackoffMax; i++ {
+			b *= 2
+		}
+		r.NextDue = now.Add(max(iv, min(b, s.sched.BackoffMax)))
+		return *r
+	}
+	r.Merges++
+	r.Consecutive, r.LastError, r.LastSuccess = 0, "", now
+	r.Gained += o.gained
+	r.LastGain = o.gained
+	r.Crawler, r.Version, r.Repository, r.Rho, r.Self = o.crawler, o.version, o.repository, o.rho, o.self
+	r.Special = o.special
+	if o.gained > 0 {
+		iv = max(s.sched.MergeMin, iv/2)
+	} else {
+		iv = min(s.sched.MergeMax, iv*3/2)
+	}
+	iv = min(max(iv, s.sched.MergeMin), s.sched.MergeMax)
+	r.Interval = Duration(iv)
+	r.NextDue = now.Add(iv)
+	return *r
+}
+
+// snapshot returns the rows sorted by URL.
+func (s *peerSet) snapshot() []Record {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]Record, 0, len(s.rows))
+	for _, r := range s.rows {
+		cp := *r
+		cp.Special = append([]string(nil), r.Special...)
+		out = append(out, cp)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].URL < out[j].URL })
+	return out
+}
+
+// counts returns how many peers are known (itself excluded) and healthy.
+func (s *peerSet) counts() (known, healthy int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, r := range s.rows {
+		if r.Self {
+			continue
+		}
+		known++
+		if r.Healthy() {
+			healthy++
+		}
+	}
+	return known, healthy
+}
+
+// delegated returns the special prefixes this peer leaves to its peers:
+// those of peers whose last merge succeeded, that have shared events
+// before, and that were merged recently. A peer that claims a prefix but
+// shares nothing, or goes away, does not stop us polling it.
+func (s *peerSet) delegated(now time.Time) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	for _, r := range s.rows {
+		if r.Self || !r.Healthy() || r.Gained == 0 || now.Sub(r.LastSuccess) > 3*s.sched.MergeMax {
+			continue
+		}
+		for _, p := range r.Special {
+			if validSpecial(p) {
+				out = append(out, p)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// validSpecial accepts a special prefix only when it names at least a
+// scheme and a host: "http://" alone would take the whole web away from
+// polling.
+func validSpecial(p string) bool {
+	u, err := url.Parse(p)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return false
+	}
+	return strings.HasPrefix(p, u.Scheme+"://"+u.Host)
+}
+
+// release gives back a peer taken by next without merging from it.
+func (s *peerSet) release(shrURL string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.busy, shrURL)
+}

@@ -1,0 +1,132 @@
+package peer
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/dgraph-io/badger/v4"
+)
+
+// Record is one row of the peer table: a peer found in the configuration
+// (or, later, by discovery), what its robots.shr said and how merging from
+// it went. It survives restarts; the merge cursor itself lives in the
+// web-event store under the same robots.shr URL.
+type Record struct {
+	URL    string    `json:"url"`    // robots.shr URL: the key
+	Source string    `json:"source"` // how it was found: "static", ...
+	Added  time.Time `json:"added"`
+
+	// From its robots.shr, as of the last successful merge.
+	Crawler    string   `json:"crawler,omitempty"`
+	Version    string   `json:"version,omitempty"`
+	Special    []string `json:"special,omitempty"`
+	Repository string   `json:"repository,omitempty"`
+	Rho        string   `json:"rho,omitempty"`  // the rho it advertises
+	Self       bool     `json:"self,omitempty"` // it is this peer: never merged
+
+	Merges        int64     `json:"merges"`    // successful merges
+	Gained        int64     `json:"gained"`    // events accepted from it
+	LastGain      int64     `json:"last_gain"` // events accepted by the last merge
+	Records       int64     `json:"records"`   // records received
+	Bytes         int64     `json:"bytes"`     // bytes received
+	Failures      int64     `json:"failures"`  // failed merges, all told
+	Consecutive   int       `json:"consecutive_failures"`
+	LastError     string    `json:"last_error,omitempty"`
+	LastAttempt   time.Time `json:"last_attempt,omitzero"`
+	LastSuccess   time.Time `json:"last_success,omitzero"`
+	Interval      Duration  `json:"interval"` // adaptive wait between merges
+	NextDue       time.Time `json:"next_due,omitzero"`
+	NetworkTimeMS int64     `json:"network_ms"` // time spent merging from it
+}
+
+// Healthy says whether the last merge attempt succeeded.
+func (r *Record) Healthy() bool { return r.Consecutive == 0 && !r.LastSuccess.IsZero() }
+
+// Duration is a time.Duration that reads and writes as "1m30s" in JSON.
+type Duration time.Duration
+
+func (d Duration) MarshalText() ([]byte, error) { return []byte(time.Duration(d).String()), nil }
+
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(string(b))
+	*d = Duration(v)
+	return err
+}
+
+// PeerStore keeps the peer table across restarts.
+type PeerStore interface {
+	LoadPeers(fn func(Record) error) error
+	SavePeer(r Record) error
+}
+
+// peerPrefix is the key prefix of peer rows in a Badger database shared
+// with the web-event store (which uses m/, u/, e/, d/ and c/) and the
+// frontier (f/).
+const peerPrefix = "p/"
+
+// BadgerPeers keeps the peer table in a Badger database.
+type BadgerPeers struct{ DB *badger.DB }
+
+func (b BadgerPeers) LoadPeers(fn func(Record) error) error {
+	return b.DB.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte(peerPrefix), PrefetchValues: true, PrefetchSize: 64})
+		defer it.Close()
+		for it.Rewind(); it.Valid(); it.Next() {
+			var r Record
+			err := it.Item().Value(func(v []byte) error { return json.Unmarshal(v, &r) })
+			if err != nil {
+				return fmt.Errorf("peer: stored row %q: %w", it.Item().Key(), err)
+			}
+			if err := fn(r); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func (b BadgerPeers) SavePeer(r Record) error {
+	v, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	return b.DB.Update(func(txn *badger.Txn) error {
+		return txn.Set([]byte(peerPrefix+r.URL), v)
+	})
+}
+
+// MemPeers keeps the peer table in memory, for tests.
+type MemPeers struct {
+	mu   sync.Mutex
+	rows map[string]Record
+}
+
+func (m *MemPeers) LoadPeers(fn func(Record) error) error {
+	m.mu.Lock()
+	rows := make([]Record, 0, len(m.rows))
+	for _, r := range m.rows {
+		rows = append(rows, r)
+	}
+	m.mu.Unlock()
+	sort.Slice(rows, func(i, j int) bool { return rows[i].URL < rows[j].URL })
+	for _, r := range rows {
+		if err := fn(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (m *MemPeers) SavePeer(r Record) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.rows == nil {
+		m.rows = map[string]Record{}
+	}
+	r.Special = append([]string(nil), r.Special...)
+	m.rows[r.URL] = r
+	return nil
+}
