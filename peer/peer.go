@@ -397,3 +397,7 @@ func (e emptyShare) DayInfo(int64) (webevents.DayInfo, bool, error) {
 }
 
 func (e emptyShare) ReadDay(int64, int64, func(int64, webevents.Event) error) error { return nil }
+
+// FrontierSize loads the stored frontier, once, and returns how many URLs
+// it holds.
+func (p *Peer) FrontierSize() (int, error) { return p.crawler.Load() }

@@ -10,12 +10,13 @@ import (
 )
 
 func cmdTestweb(ctx context.Context, args []string, out io.Writer) error {
-	fs := newFlags("testweb", "testweb [--hosts N] [--pages N] [--update-every D] [--seed N]")
+	fs := newFlags("testweb", "testweb [--hosts N] [--pages N] [--update-every D] [--churn-every D] [--seed N] [--port-base PORT]")
 	hosts := fs.Int("hosts", 10, "web servers, each on its own loopback port")
 	pages := fs.Int("pages", 50, "pages per host at start")
 	every := fs.Duration("update-every", 5*time.Minute, "mean time between updates of one page (Poisson); 0 for a static web")
 	churn := fs.Duration("churn-every", 10*time.Minute, "mean time between a creation, and between a deletion, on one host; 0 for none")
 	seed := fs.Uint64("seed", 1, "random seed")
+	portBase := fs.Int("port-base", 0, "serve host i on 127.0.0.1:PORT-BASE+i (0: free ports)")
 	if pos, err := parse(fs, args); err != nil {
 		return err
 	} else if len(pos) > 0 {
@@ -23,6 +24,9 @@ func cmdTestweb(ctx context.Context, args []string, out io.Writer) error {
 	}
 	if *hosts < 1 || *pages < 1 {
 		return usagef("--hosts and --pages must be at least 1")
+	}
+	if *portBase < 0 || *portBase+*hosts > 65536 {
+		return usagef("--port-base %d leaves no room for %d hosts", *portBase, *hosts)
 	}
 	rate := func(d time.Duration) float64 {
 		if d <= 0 {
@@ -33,9 +37,10 @@ func cmdTestweb(ctx context.Context, args []string, out io.Writer) error {
 	w, err := testweb.Start(testweb.Config{
 		Hosts: *hosts, PagesPerHost: *pages, UpdateRate: rate(*every), CreateRate: rate(*churn), DeleteRate: rate(*churn),
 		RobotsEvery: 5, CrawlDelay: time.Second, NoLastModifiedEvery: 4, Seed: *seed,
+		PortBase: *portBase,
 	})
 	if err != nil {
-		return err
+		return fmt.Errorf("%w; choose another --port-base", err)
 	}
 	defer w.Close()
 	fmt.Fprintf(out, "synthetic web of %d hosts on loopback; Ctrl-C stops. Seeds:\n", *hosts)

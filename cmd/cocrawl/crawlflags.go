@@ -7,36 +7,28 @@ import (
 	"strings"
 	"time"
 
-	"github.com/BurntSushi/toml"
-
 	"github.com/cocrawl/cocrawl/crawl"
 	"github.com/cocrawl/cocrawl/protocol"
 )
 
-// crawlSettings are the settings every crawling command takes (crawl now,
-// run later): from a TOML file's [crawl] table, then flags.
+// crawlSettings are the settings every crawling command (crawl, run)
+// takes: flags, then COCRAWL_* environment, then a TOML file (a [crawl]
+// table by convention), then these defaults.
 type crawlSettings struct {
-	Delay         duration `toml:"delay"`
-	Workers       int      `toml:"workers"`
-	RevisitMin    duration `toml:"revisit_min"`
-	RevisitMax    duration `toml:"revisit_max"`
-	UserAgent     string   `toml:"user_agent"`
-	From          string   `toml:"from"`
-	MaxCrawlDelay duration `toml:"max_crawl_delay"`
-	Scope         string   `toml:"scope"`
-	Include       []string `toml:"include"`
-	Exclude       []string `toml:"exclude"`
-	ConnsPerHost  int      `toml:"conns_per_host"`
+	Delay         duration
+	Workers       int
+	RevisitMin    duration
+	RevisitMax    duration
+	UserAgent     string
+	From          string
+	MaxCrawlDelay duration
+	Scope         string
+	Include       []string
+	Exclude       []string
+	ConnsPerHost  int
 }
 
-// duration reads "1m30s" from TOML and flags.
 type duration struct{ time.Duration }
-
-func (d *duration) UnmarshalText(b []byte) error {
-	v, err := time.ParseDuration(string(b))
-	d.Duration = v
-	return err
-}
 
 // defaultCrawlSettings are polite for the real web.
 func defaultCrawlSettings() crawlSettings {
@@ -48,8 +40,7 @@ func defaultCrawlSettings() crawlSettings {
 	}
 }
 
-// crawlFlagSet registers the crawl flags on fs; apply fills s from the
-// config file (when given) and then from the flags the user set.
+// crawlFlagSet registers the crawl flags on fs; settings reads them.
 type crawlFlagSet struct {
 	fs                                   *flag.FlagSet
 	config                               *string
@@ -62,7 +53,7 @@ type crawlFlagSet struct {
 func addCrawlFlags(fs *flag.FlagSet) *crawlFlagSet {
 	d := defaultCrawlSettings()
 	c := &crawlFlagSet{fs: fs}
-	c.config = fs.String("config", "", "TOML file whose [crawl] table sets these settings; flags win")
+	c.config = fs.String("config", "", "TOML file of settings (keys are flag names, '_' for '-'); COCRAWL_<FLAG> variables and flags win")
 	c.delay = fs.Duration("delay", d.Delay.Duration, "minimum delay between two requests to one host (0 is allowed, for loopback benchmarks)")
 	c.workers = fs.Int("workers", d.Workers, "fetches in flight across hosts")
 	c.revisitMin = fs.Duration("revisit-min", d.RevisitMin.Duration, "shortest adaptive revisit interval")
@@ -77,40 +68,18 @@ func addCrawlFlags(fs *flag.FlagSet) *crawlFlagSet {
 	return c
 }
 
+// settings layers the environment and the config file under the flags
+// (layerSettings) and returns the result.
 func (c *crawlFlagSet) settings() (crawlSettings, error) {
-	s := defaultCrawlSettings()
-	if *c.config != "" {
-		var file struct {
-			Crawl crawlSettings `toml:"crawl"`
-		}
-		file.Crawl = s
-		md, err := toml.DecodeFile(*c.config, &file)
-		if err != nil {
-			return s, usagef("config %s: %v", *c.config, err)
-		}
-		if und := md.Undecoded(); len(und) > 0 {
-			return s, usagef("config %s: unknown setting %s", *c.config, und[0])
-		}
-		s = file.Crawl
+	if err := layerSettings(c.fs); err != nil {
+		return crawlSettings{}, err
 	}
-	set := map[string]bool{}
-	c.fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	pick := func(name string, apply func()) {
-		if set[name] {
-			apply()
-		}
+	s := crawlSettings{
+		Delay: duration{*c.delay}, Workers: *c.workers,
+		RevisitMin: duration{*c.revisitMin}, RevisitMax: duration{*c.revisitMax},
+		UserAgent: *c.ua, From: *c.from, MaxCrawlDelay: duration{*c.maxCD},
+		Scope: *c.scope, Include: c.include, Exclude: c.exclude, ConnsPerHost: *c.conns,
 	}
-	pick("delay", func() { s.Delay.Duration = *c.delay })
-	pick("workers", func() { s.Workers = *c.workers })
-	pick("revisit-min", func() { s.RevisitMin.Duration = *c.revisitMin })
-	pick("revisit-max", func() { s.RevisitMax.Duration = *c.revisitMax })
-	pick("user-agent", func() { s.UserAgent = *c.ua })
-	pick("from", func() { s.From = *c.from })
-	pick("max-crawl-delay", func() { s.MaxCrawlDelay.Duration = *c.maxCD })
-	pick("scope", func() { s.Scope = *c.scope })
-	pick("conns-per-host", func() { s.ConnsPerHost = *c.conns })
-	pick("include", func() { s.Include = c.include })
-	pick("exclude", func() { s.Exclude = c.exclude })
 	switch {
 	case s.Delay.Duration < 0:
 		return s, usagef("--delay cannot be negative")

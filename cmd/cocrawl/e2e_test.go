@@ -271,6 +271,11 @@ func TestCommandLineErrors(t *testing.T) {
 		{[]string{"crawl", "--data", dir, "--seed", "http://a.example/", "--workers", "0"}, 2, "--workers"},
 		{[]string{"crawl", "--data", dir, "--seed", "http://a.example/", "--config", "/no/such.toml"}, 2, "config"},
 		{[]string{"events", "--data", dir, "--url", "http://none.example/"}, 1, "no event"},
+		{[]string{"run", "--data", dir, "--listen", "127.0.0.1:0"}, 2, "--seed"},
+		{[]string{"run", "--data", dir, "--listen", "127.0.0.1:0", "--mode", "lazy"}, 2, "--mode"},
+		{[]string{"run", "--data", dir, "--listen", "127.0.0.1:0", "--mode", "mirror", "--rho", "0.5"}, 2, "contradicts"},
+		{[]string{"run", "--data", dir, "--listen", "127.0.0.1:0", "--rho", "fixed:2"}, 2, "--rho"},
+		{[]string{"run", "--data", dir, "--listen", "127.0.0.1:0", "--seed", "http://a.example/", "--peer", "ftp://x/"}, 2, "robots.shr"},
 	} {
 		out, code := cocrawl(t, tt.args...)
 		if code != tt.code || !strings.Contains(out, tt.says) {

@@ -22,7 +22,7 @@ var commands = map[string]command{
 	"share":   {"serve the share repository of a store, without crawling", cmdShare},
 	"merge":   {"merge once from the peer whose robots.shr is at URL", cmdMerge},
 	"shr":     {"`shr lint URL`: report every spec violation of a peer", cmdShr},
-	"run":     {"run a peer: poll, share, merge, discover (not built yet)", notBuilt("run", 4)},
+	"run":     {"run a peer: poll, merge and share (discovery over libp2p: not built yet)", cmdRun},
 	"crawl":   {"the current-day crawler: poll only, share nothing", cmdCrawl},
 	"robots":  {"say whether AGENT may fetch URL under the robots.txt in FILE", cmdRobots},
 	"peers":   {"ask a running peer for its peer table (not built yet)", notBuilt("peers", 5)},

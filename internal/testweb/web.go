@@ -37,6 +37,9 @@ type Config struct {
 	// results link to further searches (/search?q=N).
 	Traps bool
 	Seed  uint64
+	// PortBase, when set, puts host i on 127.0.0.1:PortBase+i, so
+	// documented commands can name the seeds; 0 picks free ports.
+	PortBase int
 	// Clock lets tests drive time; nil means time.Now.
 	Clock func() time.Time
 }
@@ -119,7 +122,11 @@ func Start(cfg Config) (*Web, error) {
 	w := &Web{cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15))}
 	now := cfg.Clock()
 	for i := range cfg.Hosts {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		addr := "127.0.0.1:0"
+		if cfg.PortBase > 0 {
+			addr = fmt.Sprintf("127.0.0.1:%d", cfg.PortBase+i)
+		}
+		ln, err := net.Listen("tcp", addr)
 		if err != nil {
 			w.Close()
 			return nil, err

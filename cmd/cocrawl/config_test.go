@@ -1,0 +1,120 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+	"time"
+)
+
+func contextUntil(stop <-chan struct{}) context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { <-stop; cancel() }()
+	return ctx
+}
+
+// Flags beat the environment, which beats the file, which beats defaults.
+func TestSettingsPrecedence(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "peer.toml")
+	err := os.WriteFile(path, []byte(`
+mode = "mirror"
+seed = ["http://a.example/", "http://b.example/"]
+[crawl]
+delay = "3s"
+workers = 3
+revisit_min = "2h"
+`), 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("COCRAWL_WORKERS", "5")
+	t.Setenv("COCRAWL_REVISIT_MIN", "90m")
+	t.Setenv("COCRAWL_PEER", "http://p.example/robots.shr http://q.example/robots.shr")
+
+	fs := newFlags("t", "t")
+	mode := fs.String("mode", "", "")
+	var seeds, peers multiFlag
+	fs.Var(&seeds, "seed", "")
+	fs.Var(&peers, "peer", "")
+	cf := addCrawlFlags(fs)
+	if _, err := parse(fs, []string{"--config", path, "--revisit-min", "3h"}); err != nil {
+		t.Fatal(err)
+	}
+	s, err := cf.settings()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *mode != "mirror" || s.Delay.Duration != 3*time.Second || s.Workers != 5 || s.RevisitMin.Duration != 3*time.Hour {
+		t.Fatalf("mode %q, settings %+v", *mode, s)
+	}
+	if !reflect.DeepEqual([]string(seeds), []string{"http://a.example/", "http://b.example/"}) ||
+		!reflect.DeepEqual([]string(peers), []string{"http://p.example/robots.shr", "http://q.example/robots.shr"}) {
+		t.Fatalf("seeds %v, peers %v", seeds, peers)
+	}
+}
+
+func TestSettingsErrors(t *testing.T) {
+	dir := t.TempDir()
+	for name, body := range map[string]string{
+		"unknown": "frobnicate = 1\n",
+		"bad":     "workers = \"many\"\n",
+		"syntax":  "delay = \n",
+	} {
+		path := filepath.Join(dir, name+".toml")
+		os.WriteFile(path, []byte(body), 0o600)
+		fs := newFlags("t", "t")
+		cf := addCrawlFlags(fs)
+		if _, err := parse(fs, []string{"--config", path}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := cf.settings(); err == nil {
+			t.Errorf("%s: %q was accepted", name, body)
+		}
+	}
+	t.Setenv("COCRAWL_DELAY", "soon")
+	fs := newFlags("t", "t")
+	cf := addCrawlFlags(fs)
+	parse(fs, nil)
+	if _, err := cf.settings(); err == nil {
+		t.Error("COCRAWL_DELAY=soon was accepted")
+	}
+}
+
+func TestChooseMode(t *testing.T) {
+	tests := []struct {
+		mode, rho  string
+		share, set bool
+		name, ctl  string
+		wantShare  bool
+		bad        bool
+	}{
+		{name: "sharing-hybrid", ctl: "rate", wantShare: true},
+		{mode: "current", name: "current", ctl: "fixed:1"},
+		{mode: "altruistic", name: "altruistic", ctl: "fixed:1", wantShare: true},
+		{mode: "parasite", name: "parasite", ctl: "fixed:0"},
+		{mode: "mirror", name: "mirror", ctl: "fixed:0", wantShare: true},
+		{mode: "hybrid", name: "hybrid", ctl: "rate"},
+		{mode: "hybrid", rho: "bangbang", name: "hybrid", ctl: "bangbang"},
+		{rho: "0.3", name: "sharing-hybrid", ctl: "fixed:0.3", wantShare: true},
+		{rho: "1", share: false, set: true, name: "current", ctl: "fixed:1"},
+		{rho: "0", name: "mirror", ctl: "fixed:0", wantShare: true},
+		{mode: "mirror", rho: "0.5", bad: true},
+		{mode: "current", share: true, set: true, bad: true},
+		{mode: "nosy", bad: true},
+		{rho: "pid", bad: true},
+	}
+	for _, tt := range tests {
+		b, err := chooseMode(tt.mode, tt.rho, tt.share, tt.set)
+		if tt.bad {
+			if err == nil {
+				t.Errorf("%+v accepted as %s", tt, b.name)
+			}
+			continue
+		}
+		if err != nil || b.name != tt.name || b.controller.Name() != tt.ctl || b.share != tt.wantShare {
+			t.Errorf("%+v: got %s %v share %v, %v", tt, b.name, b.controller, b.share, err)
+		}
+	}
+}

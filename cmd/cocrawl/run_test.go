@@ -1,0 +1,196 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/cocrawl/cocrawl/internal/testweb"
+)
+
+// freePorts reserves n loopback ports and frees them for the processes.
+func freePorts(t *testing.T, n int) []string {
+	t.Helper()
+	var addrs []string
+	var lns []net.Listener
+	for range n {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		lns = append(lns, ln)
+		addrs = append(addrs, ln.Addr().String())
+	}
+	for _, ln := range lns {
+		ln.Close()
+	}
+	return addrs
+}
+
+// runPeer starts `cocrawl run` and returns a function that stops it with
+// SIGTERM and returns its output.
+func runPeer(t *testing.T, args ...string) func() string {
+	t.Helper()
+	cmd := exec.Command(binary, append([]string{"run"}, args...)...)
+	pr, pw := io.Pipe()
+	cmd.Stdout, cmd.Stderr = pw, os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := make(chan string, 1000)
+	go func() {
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	waited := false
+	stop := func() string {
+		if waited {
+			return ""
+		}
+		waited = true
+		cmd.Process.Signal(syscall.SIGTERM)
+		err := cmd.Wait()
+		pw.Close()
+		var b strings.Builder
+		for l := range lines {
+			b.WriteString(l + "\n")
+		}
+		if err != nil {
+			t.Errorf("cocrawl run %v: %v\n%s", args, err, b.String())
+		}
+		return b.String()
+	}
+	t.Cleanup(func() { stop() })
+	return stop
+}
+
+func getJSON(t *testing.T, u string, v any) bool {
+	resp, err := http.Get(u)
+	if err != nil {
+		return false
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		return false
+	}
+	return json.NewDecoder(resp.Body).Decode(v) == nil
+}
+
+type runStatus struct {
+	Crawler        string             `json:"crawler"`
+	Mode           string             `json:"mode"`
+	Controller     string             `json:"controller"`
+	Rho            float64            `json:"rho"`
+	Polls          int64              `json:"polls"`
+	Merges         int64              `json:"merges"`
+	MergeEvents    int64              `json:"merge_events"`
+	EventsPerPoll  float64            `json:"events_per_poll"`
+	EventsPerMerge float64            `json:"events_per_merge"`
+	PeersHealthy   int                `json:"peers_healthy"`
+	TimeAtRho      map[string]float64 `json:"time_at_rho"`
+}
+
+// The done-when of the peer issue, as processes: three `cocrawl run`
+// against a synthetic web poll, merge each other's events and serve their
+// dashboards; a restarted peer keeps its peer table.
+func TestRunThreePeers(t *testing.T) {
+	w, err := testweb.Start(testweb.Config{Hosts: 3, PagesPerHost: 20, UpdateRate: 0.2, Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	stopWeb := make(chan struct{})
+	go w.Run(contextUntil(stopWeb))
+	defer close(stopWeb)
+
+	addrs := freePorts(t, 3)
+	modes := [][]string{{"--mode", "sharing-hybrid"}, {"--rho", "bangbang"}, {"--mode", "mirror"}}
+	var stops []func() string
+	datas := make([]string, 3)
+	for i, addr := range addrs {
+		datas[i] = t.TempDir()
+		args := []string{"--data", datas[i], "--listen", addr, "--seed", w.Seeds()[i], "--allow-private",
+			"--delay", "50ms", "--revisit-min", "1s", "--revisit-max", "5s", "--merge-min", "300ms", "--merge-max", "2s",
+			"--status-every", "1s", "--log-level", "warn"}
+		args = append(args, modes[i]...)
+		for j, other := range addrs {
+			if j != i {
+				args = append(args, "--peer", "http://"+other+"/robots.shr")
+			}
+		}
+		stops = append(stops, runPeer(t, args...))
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	sts := make([]runStatus, 3)
+	for {
+		ready := true
+		for i, addr := range addrs {
+			sts[i] = runStatus{}
+			ok := getJSON(t, "http://"+addr+"/api/status?history=0", &sts[i])
+			if !ok || sts[i].Merges == 0 || sts[i].MergeEvents == 0 || sts[i].PeersHealthy != 2 {
+				ready = false
+			}
+		}
+		if ready {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after 30 s the peers are %+v", sts)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if sts[2].Polls != 0 || sts[2].Mode != "mirror" || sts[1].Controller != "bangbang" || sts[0].Polls == 0 {
+		t.Fatalf("statuses %+v", sts)
+	}
+	for _, addr := range addrs {
+		for path, want := range map[string]string{"/": "cocrawl peer", "/metrics": "cocrawl_rho ", "/robots.shr": "rho: "} {
+			resp, err := http.Get("http://" + addr + path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if !strings.Contains(string(body), want) {
+				t.Fatalf("%s%s lacks %q", addr, path, want)
+			}
+		}
+	}
+	out := stops[0]()
+	if !strings.Contains(out, "dashboard http://"+addrs[0]+"/") || !strings.Contains(out, "stopped: events per poll") || !strings.Contains(out, "ev/merge") {
+		t.Fatalf("output of the first peer:\n%s", out)
+	}
+	for i, st := range sts {
+		t.Logf("peer %d (%s, %s): rho %.2f, %d polls at %.3f events each, %d merges at %.2f events each",
+			i, st.Mode, st.Controller, st.Rho, st.Polls, st.EventsPerPoll, st.Merges, st.EventsPerMerge)
+	}
+
+	// Restarted without --peer, the first keeps its table.
+	stopAgain := runPeer(t, "--data", datas[0], "--listen", addrs[0], "--allow-private", "--delay", "50ms", "--status-every", "0", "--log-level", "warn")
+	var peers struct {
+		Peers []struct {
+			URL    string `json:"url"`
+			Merges int64  `json:"merges"`
+		} `json:"peers"`
+	}
+	deadline = time.Now().Add(10 * time.Second)
+	for !getJSON(t, "http://"+addrs[0]+"/api/peers", &peers) && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+	}
+	if len(peers.Peers) != 2 || peers.Peers[0].Merges == 0 {
+		t.Fatalf("after restart the peer table is %+v", peers)
+	}
+	if out := stopAgain(); !strings.Contains(out, "2 peers resumed") {
+		t.Fatalf("restart said:\n%s", out)
+	}
+}
