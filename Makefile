@@ -1,7 +1,7 @@
 GO ?= go
 BIN := bin/cocrawl
 
-.PHONY: help build test bench fuzz demo lint
+.PHONY: help build test e2e bench fuzz demo lint
 
 help: ## list the targets
 	@grep -E '^[a-z]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -13,6 +13,9 @@ test: ## vet, every test, and the race detector on the libraries
 	$(GO) vet ./...
 	$(GO) test -count=1 ./...
 	$(GO) test -count=1 -race -short ./webevents/... ./protocol/... ./crawl/... ./peer/... ./internal/...
+
+e2e: ## the dashboard in headless Chromium (apt-get install chromium); screenshot in build/
+	$(GO) test -tags e2e -count=1 -run 'TestDashboardInChromium' -v ./cmd/cocrawl/
 
 bench: ## run the benchmarks and print their figures (docs/performance.md)
 	$(GO) test -run '^$$' -bench . -benchtime=1x -count=3 ./protocol/
