@@ -312,3 +312,40 @@ func TestRestartKeepsPeerTableAndCursors(t *testing.T) {
 	}
 	waitFor(t, 10*time.Second, "the restarted mirror merges again", func() bool { return peerRow(b2, a.url).Merges > before.Merges })
 }
+
+// URLs inside a peer's special set are merged from it, not polled.
+func TestSpecialPrefixesAreMergedNotPolled(t *testing.T) {
+	w := startWeb(t, 2)
+	host0 := w.Seeds()[0]
+	lnA, lnB := listen(t), listen(t)
+	cfgA := testConfig([]string{host0}, "altruistic")
+	cfgA.Special = []string{host0}
+	a := startPeer(t, lnA, t.TempDir(), cfgA)
+	waitFor(t, 10*time.Second, "the owner polled its pages", func() bool { return a.Status(false).PollEvents >= 10 })
+	cfgB := testConfig(w.Seeds(), "sharing-hybrid", a.url)
+	cfgB.Crawl.Fetch.UserAgent = "other/1.0"
+	b := startPeer(t, lnB, t.TempDir(), cfgB)
+	waitFor(t, 20*time.Second, "the peer left the special prefix to its owner", func() bool {
+		return b.crawler.Stats().Delegated > 0 && b.Status(false).Delegated == 1
+	})
+	byB := func() int {
+		n := 0
+		for _, r := range w.Hosts()[0].Log() {
+			if r.UserAgent == "other/1.0" && r.Path != "/robots.txt" {
+				n++
+			}
+		}
+		return n
+	}
+	before := byB()
+	time.Sleep(time.Second)
+	if after := byB(); after != before {
+		t.Fatalf("the peer polled %d pages of a delegated host", after-before)
+	}
+	if got := cids(t, b.store)[a.CID()]; got == 0 {
+		t.Fatal("the peer holds no event of the special set's owner")
+	}
+	if row := peerRow(b, a.url); len(row.Special) != 1 || row.Special[0] != host0 {
+		t.Fatalf("peer row %+v", row)
+	}
+}

@@ -1,0 +1,86 @@
+package peer
+
+import (
+	"errors"
+	"reflect"
+	"testing"
+	"time"
+)
+
+func TestPeerSetRoundRobinBackoffAndAdaptiveWait(t *testing.T) {
+	s := newPeerSet(Schedule{MergeMin: 10 * time.Second, MergeMax: 80 * time.Second, BackoffBase: 30 * time.Second, BackoffMax: 100 * time.Second})
+	t0 := time.Unix(1_700_000_000, 0)
+	s.add("http://a.example/robots.shr", "static", t0)
+	s.add("http://b.example/robots.shr", "static", t0.Add(time.Millisecond))
+	if _, isNew := s.add("http://a.example/robots.shr", "static", t0); isNew {
+		t.Fatal("a known peer was added again")
+	}
+	// Both due: the one due first, then the other; a busy peer is not given twice.
+	a, ok, _ := s.next(t0.Add(time.Second))
+	b, ok2, _ := s.next(t0.Add(time.Second))
+	if !ok || !ok2 || a.URL == b.URL {
+		t.Fatalf("next gave %q and %q", a.URL, b.URL)
+	}
+	if _, ok, wait := s.next(t0.Add(time.Second)); ok || wait != 0 {
+		t.Fatalf("both busy, yet next gave a peer (wait %v)", wait)
+	}
+
+	// a fails three times: 30 s, 60 s, then capped at 100 s; never dropped.
+	now := t0.Add(time.Second)
+	for i, want := range []time.Duration{30 * time.Second, 60 * time.Second, 100 * time.Second} {
+		r := s.done(a.URL, mergeOutcome{err: errors.New("refused")}, now)
+		if r.Consecutive != i+1 || r.NextDue.Sub(now) != want || r.Healthy() {
+			t.Fatalf("failure %d: %+v, wait %v, want %v", i+1, r, r.NextDue.Sub(now), want)
+		}
+		if _, ok, _ := s.next(now); ok {
+			t.Fatal("a failing peer was due at once")
+		}
+		now = r.NextDue
+		if got, ok, _ := s.next(now); !ok || got.URL != a.URL {
+			t.Fatalf("after its backoff, next gave %q", got.URL)
+		}
+	}
+	// A success clears the failures; the wait halves on gain, grows by half without.
+	r := s.done(a.URL, mergeOutcome{gained: 5, special: []string{"http://a.example/"}}, now)
+	if r.Consecutive != 0 || !r.Healthy() || time.Duration(r.Interval) != 10*time.Second || r.Failures != 3 {
+		t.Fatalf("after success: %+v", r)
+	}
+	waits := []time.Duration{}
+	for range 6 {
+		s.next(r.NextDue)
+		r = s.done(a.URL, mergeOutcome{}, r.NextDue)
+		waits = append(waits, time.Duration(r.Interval))
+	}
+	if want := []time.Duration{15e9, 22.5e9, 33.75e9, 50.625e9, 75.9375e9, 80e9}; !reflect.DeepEqual(waits, want) {
+		t.Fatalf("waits without gain %v, want %v", waits, want)
+	}
+	s.next(r.NextDue)
+	r = s.done(a.URL, mergeOutcome{gained: 1}, r.NextDue)
+	if time.Duration(r.Interval) != 40*time.Second {
+		t.Fatalf("wait after a gain %v, want 40s", time.Duration(r.Interval))
+	}
+	if known, healthy := s.counts(); known != 2 || healthy != 1 {
+		t.Fatalf("counts %d known, %d healthy", known, healthy)
+	}
+}
+
+func TestDelegation(t *testing.T) {
+	s := newPeerSet(Schedule{MergeMin: time.Second, MergeMax: time.Minute})
+	now := time.Unix(1_700_000_000, 0)
+	add := func(u string, o mergeOutcome) {
+		s.add(u, "static", now)
+		s.next(now)
+		s.done(u, o, now)
+	}
+	add("http://good.example/robots.shr", mergeOutcome{gained: 3, special: []string{"http://good.example/news/", "http://", "/relative", "ftp://x/"}})
+	add("http://stingy.example/robots.shr", mergeOutcome{gained: 0, special: []string{"http://stingy.example/"}})
+	add("http://failing.example/robots.shr", mergeOutcome{err: errors.New("down")})
+	add("http://me.example/robots.shr", mergeOutcome{gained: 1, self: true, special: []string{"http://me.example/"}})
+	if got := s.delegated(now); !reflect.DeepEqual(got, []string{"http://good.example/news/"}) {
+		t.Fatalf("delegated %v", got)
+	}
+	// A peer not merged for long gets its prefixes polled again.
+	if got := s.delegated(now.Add(4 * time.Minute)); len(got) != 0 {
+		t.Fatalf("delegated to a stale peer: %v", got)
+	}
+}
