@@ -41,6 +41,13 @@ type Status struct {
 	// Seconds spent at each value of rho, rounded to 0.05.
 	TimeAtRho map[string]float64 `json:"time_at_rho"`
 
+	// libp2p: the peer's ID, its addresses ending in /p2p/<id>, its
+	// community and the size of its DHT routing table.
+	PeerID    string   `json:"peer_id,omitempty"`
+	P2PAddrs  []string `json:"p2p_addrs,omitempty"`
+	Community string   `json:"community,omitempty"`
+	DHTPeers  int      `json:"dht_peers"`
+
 	FrontierURLs int `json:"frontier_urls"`
 	Delegated    int `json:"delegated_prefixes"`
 	PeersKnown   int `json:"peers_known"`
@@ -71,6 +78,10 @@ func (p *Peer) Status(history bool) Status {
 		st.TimeAtRho[rhoBucket(p.rhoNow)] += now.Sub(p.rhoFrom).Seconds()
 	}
 	p.ctlMu.Unlock()
+	if p.p2p != nil {
+		st.PeerID, st.P2PAddrs, st.Community = p.PeerID(), p.P2PAddrs(), p.p2p.cfg.Community
+		st.DHTPeers = p.p2p.routingTableSize()
+	}
 	st.FrontierURLs = p.crawler.Stats().Known
 	st.Delegated = len(p.peers.delegated(now))
 	st.PeersKnown, st.PeersHealthy = p.peers.counts()

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/libp2p/go-libp2p/core/peer"
+
 	"github.com/cocrawl/cocrawl/crawl"
 	"github.com/cocrawl/cocrawl/peer/rho"
 	"github.com/cocrawl/cocrawl/protocol"
@@ -42,6 +44,10 @@ type Config struct {
 	// crawler has its own switch in Crawl.Fetch.
 	AllowPrivate bool
 	MergeLimits  protocol.Limits
+	// P2P, when set, runs a libp2p host: the share repository is served
+	// over libp2p streams too, and (unless P2P.NoDHT) community peers are
+	// found through the DHT and merged over libp2p.
+	P2P *P2PConfig
 	// Grace is how long in-flight operations may take to finish after Run's
 	// context ends; default 10 s. Then they are cancelled: a cancelled poll
 	// is due again, a cancelled merge resumes from its cursor.
@@ -84,6 +90,8 @@ type Peer struct {
 
 	histMu  sync.Mutex
 	history []Sample
+
+	p2p *p2pNode // nil without Config.P2P
 }
 
 // New builds a peer from its configuration and stores, and loads its peer
@@ -138,23 +146,66 @@ func New(cfg Config, st Stores) (*Peer, error) {
 	p.share, err = protocol.NewServer(shareStore, protocol.ServerOptions{
 		Control: protocol.ShareControl{Crawler: cid, Contact: cfg.Contact, Special: cfg.Special, Repository: "/share/"},
 		Logger:  cfg.Logger,
-		Update:  func(sc *protocol.ShareControl) { sc.Rho = strconv.FormatFloat(p.Rho(), 'f', 2, 64) },
+		Update:  p.updateControl,
 	})
 	if err != nil {
 		return nil, err
 	}
+	if cfg.P2P != nil {
+		p.p2p, err = newP2PNode(*cfg.P2P, p.share, cfg.Logger)
+		if err != nil {
+			return nil, err
+		}
+		p.p2p.found = p.addP2PPeer
+	}
 	c.ExcludePrefix("http://" + cfg.Addr + p.share.RepositoryPath())
 	if err := st.Peers.LoadPeers(func(r Record) error { p.peers.load(r); p.excludeRepository(r.Repository); return nil }); err != nil {
+		p.closeP2P()
 		return nil, fmt.Errorf("peer: load peer table: %w", err)
 	}
 	now := time.Now()
 	for _, u := range cfg.Peers {
 		if err := p.AddPeer(u, "static"); err != nil {
+			p.closeP2P()
 			return nil, err
 		}
 	}
 	p.crawler.Delegate(p.peers.delegated(now))
 	return p, nil
+}
+
+// updateControl fills the robots.shr fields that change while the peer
+// runs: its current rho and its libp2p identity and addresses.
+func (p *Peer) updateControl(sc *protocol.ShareControl) {
+	sc.Rho = strconv.FormatFloat(p.Rho(), 'f', 2, 64)
+	if p.p2p != nil {
+		sc.PeerID = p.p2p.ID().String()
+		sc.P2PAddrs = p.p2p.Addrs()
+	}
+}
+
+func (p *Peer) closeP2P() {
+	if p.p2p != nil {
+		if err := p.p2p.close(); err != nil {
+			p.log.Warn("closing the libp2p host", "err", err)
+		}
+	}
+}
+
+// PeerID is the peer's libp2p identity, "" without libp2p.
+func (p *Peer) PeerID() string {
+	if p.p2p == nil {
+		return ""
+	}
+	return p.p2p.ID().String()
+}
+
+// P2PAddrs are the peer's libp2p addresses, each ending in /p2p/<id>.
+func (p *Peer) P2PAddrs() []string {
+	if p.p2p == nil {
+		return nil
+	}
+	return p.p2p.Addrs()
 }
 
 // CID is what this peer writes as the observer of the events it polls.
@@ -236,6 +287,13 @@ func (p *Peer) Run(ctx context.Context) error {
 	defer stopGrace()
 
 	var wg sync.WaitGroup
+	if p.p2p != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			p.p2p.run(ctx, p.cfg.Share)
+		}()
+	}
 	for i := range p.cfg.Slots {
 		wg.Add(1)
 		go func() {
@@ -252,7 +310,9 @@ func (p *Peer) Run(ctx context.Context) error {
 	p.ctlMu.Lock()
 	p.accountRho(time.Now())
 	p.ctlMu.Unlock()
-	return p.crawler.Stop()
+	err := p.crawler.Stop()
+	p.closeP2P()
+	return err
 }
 
 // slot is one worker of algorithm 4.1: it draws poll with probability rho,
@@ -318,8 +378,25 @@ func (p *Peer) tryMerge(ctx context.Context, drawn string) (bool, time.Duration)
 		return false, wait
 	}
 	m := p.merger // Merge fills defaults in its receiver: one copy per call
+	mergeURL := rec.URL
+	id, overP2P := p2pIDOf(rec.URL)
+	var clientErr error
+	if overP2P {
+		m.Client, clientErr = p.p2pClient(id)
+		// Over libp2p the host names no server (spec 7.5): any will do.
+		mergeURL = "http://" + id.String() + "/robots.shr"
+		m.CheckControl = func(sc *protocol.ShareControl) error {
+			if sc.PeerID != "" && sc.PeerID != id.String() {
+				return fmt.Errorf("%w: robots.shr says %s, the connection %s", ErrPeerIDMismatch, sc.PeerID, id)
+			}
+			return nil
+		}
+	}
 	start := time.Now()
-	rep, err := m.Merge(ctx, rec.URL)
+	rep, err := &protocol.MergeReport{Peer: mergeURL}, clientErr
+	if clientErr == nil {
+		rep, err = m.Merge(ctx, mergeURL)
+	}
 	end := time.Now()
 	o := mergeOutcome{err: err, took: end.Sub(start)}
 	if rep != nil {
@@ -327,8 +404,11 @@ func (p *Peer) tryMerge(ctx context.Context, drawn string) (bool, time.Duration)
 		o.gained = int64(rep.Result.Accepted)
 		if sc := rep.Control; sc != nil {
 			o.crawler, o.version, o.special, o.rho = sc.Crawler, sc.Version, sc.Special, sc.Rho
-			o.self = sc.Crawler == p.cid
-			if ru, err := sc.RepositoryURL(mustParse(rec.URL)); err == nil {
+			// Itself: over libp2p the connection says who it is; over
+			// HTTP, a robots.shr naming this peer's own crawler.
+			o.self = !overP2P && sc.Crawler == p.cid
+			o.peerID, o.p2pAddrs = sc.PeerID, sc.P2PAddrs
+			if ru, err := sc.RepositoryURL(mustParse(mergeURL)); err == nil && !overP2P {
 				o.repository = ru.String()
 			}
 		}
@@ -342,6 +422,9 @@ func (p *Peer) tryMerge(ctx context.Context, drawn string) (bool, time.Duration)
 	if err := p.stores.Peers.SavePeer(row); err != nil {
 		p.log.Error("save peer table", "err", err)
 	}
+	if err != nil && overP2P && p.p2p != nil {
+		p.p2p.forget(id) // dial afresh next time, with the addresses known then
+	}
 	if err != nil {
 		p.log.Warn("merge failed", "peer", rec.URL, "failures", row.Consecutive, "next", row.NextDue.Format(time.TimeOnly), "err", err)
 	} else {
@@ -352,6 +435,36 @@ func (p *Peer) tryMerge(ctx context.Context, drawn string) (bool, time.Duration)
 	p.stats.merge(drawn, rep, err, o.took)
 	p.observe(rho.Outcome{Merge: true, Events: int(o.gained), Cost: o.took})
 	return true, 0
+}
+
+// ErrPeerIDMismatch: a peer reached over libp2p published another peer's ID.
+var ErrPeerIDMismatch = errors.New("peer: robots.shr claims another peer's ID")
+
+func (p *Peer) p2pClient(id peer.ID) (*http.Client, error) {
+	if p.p2p == nil {
+		return nil, errors.New("peer: a libp2p peer, but libp2p is off")
+	}
+	return p.p2p.client(id)
+}
+
+// addP2PPeer puts a community member found over libp2p in the peer table.
+func (p *Peer) addP2PPeer(ai peer.AddrInfo, source string) {
+	var addrs []string
+	for _, a := range ai.Addrs {
+		addrs = append(addrs, a.String())
+	}
+	r, isNew := p.peers.addP2P(p2pURL(ai.ID), ai.ID.String(), addrs, source, time.Now())
+	if !isNew {
+		return
+	}
+	if err := p.stores.Peers.SavePeer(r); err != nil {
+		p.log.Error("save peer table", "err", err)
+	}
+	p.log.Info("community peer found", "peer_id", ai.ID, "source", source)
+	select {
+	case p.kick <- struct{}{}:
+	default:
+	}
 }
 
 func mustParse(u string) *url.URL {

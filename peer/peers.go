@@ -69,6 +69,22 @@ func (s *peerSet) add(shrURL, source string, now time.Time) (Record, bool) {
 	return *r, true
 }
 
+// addP2P makes a peer found over libp2p known, or refreshes its addresses.
+func (s *peerSet) addP2P(key, id string, addrs []string, source string, now time.Time) (Record, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if r, ok := s.rows[key]; ok {
+		if len(addrs) > 0 {
+			r.P2PAddrs = addrs
+		}
+		return *r, false
+	}
+	r := &Record{URL: key, Source: source, Added: now, PeerID: id, P2PAddrs: addrs,
+		Interval: Duration(s.sched.MergeMin), NextDue: now}
+	s.rows[key] = r
+	return *r, true
+}
+
 // next takes the peer most overdue for a merge and marks it busy. When none
 // is due it returns false and how long until one is (0: no peer at all).
 func (s *peerSet) next(now time.Time) (Record, bool, time.Duration) {
@@ -111,6 +127,8 @@ type mergeOutcome struct {
 	repository string
 	rho        string
 	self       bool
+	peerID     string
+	p2pAddrs   []string
 }
 
 // done records a merge and schedules the next one; it returns the row to
@@ -145,6 +163,9 @@ func (s *peerSet) done(shrURL string, o mergeOutcome, now time.Time) Record {
 	r.LastGain = o.gained
 	r.Crawler, r.Version, r.Repository, r.Rho, r.Self = o.crawler, o.version, o.repository, o.rho, o.self
 	r.Special = o.special
+	if r.Source == "static" { // over HTTP these are claims, kept to show
+		r.PeerID, r.P2PAddrs = o.peerID, o.p2pAddrs
+	}
 	if o.gained > 0 {
 		iv = max(s.sched.MergeMin, iv/2)
 	} else {

@@ -15,8 +15,8 @@ import (
 // it went. It survives restarts; the merge cursor itself lives in the
 // web-event store under the same robots.shr URL.
 type Record struct {
-	URL    string    `json:"url"`    // robots.shr URL: the key
-	Source string    `json:"source"` // how it was found: "static", ...
+	URL    string    `json:"url"`    // robots.shr URL, or libp2p://<peer-id>/robots.shr: the key
+	Source string    `json:"source"` // how it was found: static, dht, mdns
 	Added  time.Time `json:"added"`
 
 	// From its robots.shr, as of the last successful merge.
@@ -26,6 +26,11 @@ type Record struct {
 	Repository string   `json:"repository,omitempty"`
 	Rho        string   `json:"rho,omitempty"`  // the rho it advertises
 	Self       bool     `json:"self,omitempty"` // it is this peer: never merged
+	// PeerID and P2PAddrs: for a peer found over libp2p, its authenticated
+	// ID and the addresses it was found at; for a static peer, what its
+	// robots.shr claims.
+	PeerID   string   `json:"peer_id,omitempty"`
+	P2PAddrs []string `json:"p2p_addrs,omitempty"`
 
 	Merges        int64     `json:"merges"`    // successful merges
 	Gained        int64     `json:"gained"`    // events accepted from it

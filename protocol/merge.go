@@ -40,10 +40,14 @@ type Merger struct {
 	Recheck int
 	// BatchSize is how many records are committed at once; 0 means 4096.
 	BatchSize int
-	UserAgent string // default "cocrawl/<version>"
-	From      string // the operator's e-mail, sent in the From header
-	Now       func() time.Time
-	Logger    *slog.Logger
+	// CheckControl, when set, may refuse a peer's robots.shr before anything
+	// is merged; a libp2p client uses it to reject a file whose peer-id is
+	// not the peer the connection authenticated.
+	CheckControl func(*ShareControl) error
+	UserAgent    string // default "cocrawl/<version>"
+	From         string // the operator's e-mail, sent in the From header
+	Now          func() time.Time
+	Logger       *slog.Logger
 }
 
 // MergeReport says what one merge did.
@@ -116,6 +120,11 @@ func (m *Merger) Merge(ctx context.Context, shrURL string) (*MergeReport, error)
 		return rep, err
 	}
 	rep.Control = sc
+	if m.CheckControl != nil {
+		if err := m.CheckControl(sc); err != nil {
+			return rep, err
+		}
+	}
 	repo, err := sc.RepositoryURL(base)
 	if err != nil {
 		return rep, err

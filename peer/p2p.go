@@ -1,0 +1,401 @@
+package peer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/libp2p/go-libp2p"
+	dht "github.com/libp2p/go-libp2p-kad-dht"
+	"github.com/libp2p/go-libp2p/core/crypto"
+	"github.com/libp2p/go-libp2p/core/host"
+	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/libp2p/go-libp2p/core/peerstore"
+	"github.com/libp2p/go-libp2p/core/protocol"
+	"github.com/libp2p/go-libp2p/p2p/discovery/mdns"
+	drouting "github.com/libp2p/go-libp2p/p2p/discovery/routing"
+	rcmgr "github.com/libp2p/go-libp2p/p2p/host/resource-manager"
+	libp2phttp "github.com/libp2p/go-libp2p/p2p/http"
+	"github.com/libp2p/go-libp2p/p2p/net/connmgr"
+	ma "github.com/multiformats/go-multiaddr"
+	manet "github.com/multiformats/go-multiaddr/net"
+
+	cprotocol "github.com/cocrawl/cocrawl/protocol"
+)
+
+// ShareProtocol is the libp2p protocol the share repository is served
+// under over HTTP on libp2p streams (spec section 7.5).
+const ShareProtocol = protocol.ID("/cocrawl/share/" + cprotocol.Version11)
+
+// P2PConfig configures the libp2p side of a peer. The zero value with a
+// KeyFile runs a host on loopback ports chosen by the system, in the
+// community "default", with the DHT on.
+type P2PConfig struct {
+	// KeyFile holds the peer's private identity key; it is created (0600)
+	// when missing, so a restarted peer keeps its peer ID. Required.
+	KeyFile string
+	// Community names the DHT the peer joins (spec 7.5); default "default".
+	Community string
+	// ListenAddrs are libp2p multiaddrs; default TCP and QUIC on
+	// 127.0.0.1 with system-chosen ports.
+	ListenAddrs []string
+	// Bootstrap are full multiaddrs (ending in /p2p/<id>) of community
+	// members to join through.
+	Bootstrap []string
+	NoDHT     bool // no DHT: the host still serves and merges over libp2p
+	MDNS      bool // also find peers on the local network by mDNS
+	// AllowPrivate keeps loopback and private addresses in the routing
+	// table and in answers (LANs, tests); off, only public ones are used.
+	AllowPrivate bool
+	// ConnLow and ConnHigh are the connection manager's watermarks;
+	// defaults 64 and 256.
+	ConnLow, ConnHigh int
+	// FindEvery is the first wait between two lookups of the community;
+	// it doubles up to FindMax. Defaults 2 s and 1 min.
+	FindEvery, FindMax time.Duration
+	// Readvertise is how often a sharing peer renews its provider record;
+	// default 1 h (records live 48 h).
+	Readvertise time.Duration
+}
+
+var communityName = regexp.MustCompile(`^[a-z0-9._-]{1,64}$`)
+
+func (c *P2PConfig) defaults() error {
+	if c.KeyFile == "" {
+		return errors.New("peer: P2PConfig.KeyFile is required")
+	}
+	if c.Community == "" {
+		c.Community = "default"
+	}
+	if !communityName.MatchString(c.Community) {
+		return fmt.Errorf("peer: community %q: use 1 to 64 of a-z, 0-9, '.', '_' and '-'", c.Community)
+	}
+	if len(c.ListenAddrs) == 0 {
+		c.ListenAddrs = []string{"/ip4/127.0.0.1/tcp/0", "/ip4/127.0.0.1/udp/0/quic-v1"}
+	}
+	if c.ConnLow <= 0 {
+		c.ConnLow = 64
+	}
+	if c.ConnHigh <= c.ConnLow {
+		c.ConnHigh = max(256, 2*c.ConnLow)
+	}
+	if c.FindEvery <= 0 {
+		c.FindEvery = 2 * time.Second
+	}
+	if c.FindMax < c.FindEvery {
+		c.FindMax = max(time.Minute, c.FindEvery)
+	}
+	if c.Readvertise <= 0 {
+		c.Readvertise = time.Hour
+	}
+	return nil
+}
+
+// Namespace is the rendezvous string of a community (spec 7.5).
+func Namespace(community string) string {
+	return "/cocrawl/" + community + "/share/" + cprotocol.Version11
+}
+
+// p2pNode is a peer's libp2p host, its community DHT and the share
+// repository served over libp2p streams.
+type p2pNode struct {
+	cfg   P2PConfig
+	host  host.Host
+	dht   *dht.IpfsDHT // nil with NoDHT
+	http  *libp2phttp.Host
+	mdns  mdns.Service
+	log   *slog.Logger
+	found func(peer.AddrInfo, string) // hands a community peer to the peer table
+
+	mu      sync.Mutex
+	clients map[peer.ID]*http.Client
+
+	serveDone chan struct{}
+}
+
+// loadKey reads the identity key at path, creating one when there is none.
+func loadKey(path string) (crypto.PrivKey, error) {
+	b, err := os.ReadFile(path)
+	if err == nil {
+		k, err := crypto.UnmarshalPrivateKey(b)
+		if err != nil {
+			return nil, fmt.Errorf("peer: identity key %s: %w", path, err)
+		}
+		return k, nil
+	}
+	if !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("peer: identity key: %w", err)
+	}
+	k, _, err := crypto.GenerateEd25519Key(nil)
+	if err != nil {
+		return nil, err
+	}
+	b, err = crypto.MarshalPrivateKey(k)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, err
+	}
+	// Written to a temporary file and renamed, so a crash never leaves a
+	// half key that would change the peer's identity.
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		return nil, fmt.Errorf("peer: write identity key: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return nil, fmt.Errorf("peer: write identity key: %w", err)
+	}
+	return k, nil
+}
+
+// newP2PNode starts the host (listening) and, unless NoDHT, the DHT; the
+// search for peers starts with run.
+func newP2PNode(cfg P2PConfig, share http.Handler, lg *slog.Logger) (*p2pNode, error) {
+	if err := cfg.defaults(); err != nil {
+		return nil, err
+	}
+	key, err := loadKey(cfg.KeyFile)
+	if err != nil {
+		return nil, err
+	}
+	cm, err := connmgr.NewConnManager(cfg.ConnLow, cfg.ConnHigh, connmgr.WithGracePeriod(time.Minute))
+	if err != nil {
+		return nil, err
+	}
+	rm, err := rcmgr.NewResourceManager(rcmgr.NewFixedLimiter(rcmgr.DefaultLimits.AutoScale()))
+	if err != nil {
+		return nil, err
+	}
+	opts := []libp2p.Option{
+		libp2p.Identity(key), libp2p.ListenAddrStrings(cfg.ListenAddrs...),
+		libp2p.ConnectionManager(cm), libp2p.ResourceManager(rm),
+	}
+	if !cfg.AllowPrivate {
+		opts = append(opts, libp2p.AddrsFactory(publicOnly))
+	}
+	h, err := libp2p.New(opts...)
+	if err != nil {
+		return nil, fmt.Errorf("peer: libp2p host: %w", err)
+	}
+	n := &p2pNode{cfg: cfg, host: h, log: lg, clients: map[peer.ID]*http.Client{}, serveDone: make(chan struct{})}
+	n.http = &libp2phttp.Host{StreamHost: h}
+	n.http.SetHTTPHandlerAtPath(ShareProtocol, "/", share)
+	go func() {
+		defer close(n.serveDone)
+		if err := n.http.Serve(); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			lg.Error("libp2p HTTP server stopped", "err", err)
+		}
+	}()
+	if !cfg.NoDHT {
+		var boot []peer.AddrInfo
+		for _, s := range cfg.Bootstrap {
+			ai, err := peer.AddrInfoFromString(s)
+			if err != nil {
+				h.Close()
+				return nil, fmt.Errorf("peer: bootstrap %q: %w (want a multiaddr ending in /p2p/<peer-id>)", s, err)
+			}
+			boot = append(boot, *ai)
+		}
+		dopts := []dht.Option{
+			dht.ProtocolPrefix(protocol.ID("/cocrawl/" + cfg.Community)),
+			dht.Mode(dht.ModeServer), dht.DisableValues(),
+			dht.BootstrapPeers(boot...), dht.RoutingTableRefreshPeriod(time.Minute),
+		}
+		if !cfg.AllowPrivate {
+			dopts = append(dopts, dht.QueryFilter(dht.PublicQueryFilter), dht.RoutingTableFilter(dht.PublicRoutingTableFilter),
+				dht.AddressFilter(publicOnly))
+		}
+		n.dht, err = dht.New(h, dopts...)
+		if err != nil {
+			h.Close()
+			return nil, fmt.Errorf("peer: community DHT: %w", err)
+		}
+	}
+	return n, nil
+}
+
+func publicOnly(addrs []ma.Multiaddr) []ma.Multiaddr {
+	return ma.FilterAddrs(addrs, manet.IsPublicAddr)
+}
+
+// ID is the peer's libp2p identity.
+func (n *p2pNode) ID() peer.ID { return n.host.ID() }
+
+// Addrs are the host's listen addresses as full multiaddrs ending in
+// /p2p/<id>, sorted.
+func (n *p2pNode) Addrs() []string {
+	var out []string
+	for _, a := range n.host.Addrs() {
+		out = append(out, a.String()+"/p2p/"+n.host.ID().String())
+	}
+	slices.Sort(out)
+	return out
+}
+
+// run joins the community and looks for its members until ctx ends:
+// bootstrap, wait for a routing table, advertise (when sharing) and look
+// up the namespace again and again.
+func (n *p2pNode) run(ctx context.Context, share bool) {
+	if n.cfg.MDNS {
+		n.mdns = mdns.NewMdnsService(n.host, "cocrawl-"+n.cfg.Community, mdnsNotifee{n})
+		if err := n.mdns.Start(); err != nil {
+			n.log.Warn("mDNS discovery not started", "err", err)
+		}
+	}
+	if n.dht == nil {
+		<-ctx.Done()
+		return
+	}
+	for _, s := range n.cfg.Bootstrap {
+		if ai, err := peer.AddrInfoFromString(s); err == nil {
+			cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			if err := n.host.Connect(cctx, *ai); err != nil {
+				n.log.Warn("bootstrap peer unreachable", "addr", s, "err", err)
+			}
+			cancel()
+		}
+	}
+	if err := n.dht.Bootstrap(ctx); err != nil {
+		n.log.Warn("DHT bootstrap", "err", err)
+	}
+	// Advertising into an empty routing table fails: wait for a neighbour
+	// (a peer with no bootstrap waits for others to join through it).
+	for n.dht.RoutingTable().Size() == 0 {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	ns := Namespace(n.cfg.Community)
+	disc := drouting.NewRoutingDiscovery(n.dht)
+	if share {
+		go n.advertise(ctx, disc, ns)
+	}
+	wait := n.cfg.FindEvery
+	for {
+		ch, err := disc.FindPeers(ctx, ns)
+		if err == nil {
+			for ai := range ch {
+				if ai.ID != n.host.ID() && ai.ID != "" {
+					n.learn(ai, "dht")
+				}
+			}
+		} else if ctx.Err() == nil {
+			n.log.Debug("community lookup", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, n.cfg.FindMax)
+	}
+}
+
+// advertise keeps this peer's provider record alive.
+func (n *p2pNode) advertise(ctx context.Context, disc *drouting.RoutingDiscovery, ns string) {
+	for {
+		next := n.cfg.Readvertise
+		if _, err := disc.Advertise(ctx, ns); err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			n.log.Warn("advertising in the community failed; retrying", "err", err)
+			next = 5 * time.Second
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(next):
+		}
+	}
+}
+
+// learn records a community member's addresses and hands it on.
+func (n *p2pNode) learn(ai peer.AddrInfo, source string) {
+	if len(ai.Addrs) > 0 {
+		n.host.Peerstore().AddAddrs(ai.ID, ai.Addrs, peerstore.RecentlyConnectedAddrTTL)
+	}
+	if n.found != nil {
+		n.found(ai, source)
+	}
+}
+
+type mdnsNotifee struct{ n *p2pNode }
+
+func (m mdnsNotifee) HandlePeerFound(ai peer.AddrInfo) {
+	if ai.ID != m.n.host.ID() {
+		m.n.learn(ai, "mdns")
+	}
+}
+
+// client returns an HTTP client whose requests go to id over libp2p
+// streams, whatever host their URL names; the connection authenticates id.
+func (n *p2pNode) client(id peer.ID) (*http.Client, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if c := n.clients[id]; c != nil {
+		return c, nil
+	}
+	rt, err := n.http.NewConstrainedRoundTripper(peer.AddrInfo{ID: id, Addrs: n.host.Peerstore().Addrs(id)},
+		libp2phttp.ServerMustAuthenticatePeerID)
+	if err != nil {
+		return nil, err
+	}
+	c := &http.Client{Transport: rt, Timeout: 2 * time.Minute}
+	n.clients[id] = c
+	return c, nil
+}
+
+// forget drops the cached client of a peer, so the next merge dials anew.
+func (n *p2pNode) forget(id peer.ID) {
+	n.mu.Lock()
+	delete(n.clients, id)
+	n.mu.Unlock()
+}
+
+// routingTableSize is the number of community peers in the DHT's table.
+func (n *p2pNode) routingTableSize() int {
+	if n.dht == nil {
+		return 0
+	}
+	return n.dht.RoutingTable().Size()
+}
+
+func (n *p2pNode) close() error {
+	if n.mdns != nil {
+		n.mdns.Close()
+	}
+	n.http.Close()
+	var errs []error
+	if n.dht != nil {
+		errs = append(errs, n.dht.Close())
+	}
+	errs = append(errs, n.host.Close())
+	<-n.serveDone
+	return errors.Join(errs...)
+}
+
+// p2pURL is the peer-table key of a peer found over libp2p.
+func p2pURL(id peer.ID) string { return "libp2p://" + id.String() + "/robots.shr" }
+
+// p2pIDOf returns the peer ID of a libp2p peer-table key.
+func p2pIDOf(rowURL string) (peer.ID, bool) {
+	rest, ok := strings.CutPrefix(rowURL, "libp2p://")
+	if !ok {
+		return "", false
+	}
+	id, err := peer.Decode(strings.TrimSuffix(rest, "/robots.shr"))
+	return id, err == nil
+}
