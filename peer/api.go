@@ -43,10 +43,11 @@ type Status struct {
 
 	// libp2p: the peer's ID, its addresses ending in /p2p/<id>, its
 	// community and the size of its DHT routing table.
-	PeerID    string   `json:"peer_id,omitempty"`
-	P2PAddrs  []string `json:"p2p_addrs,omitempty"`
-	Community string   `json:"community,omitempty"`
-	DHTPeers  int      `json:"dht_peers"`
+	PeerID    string           `json:"peer_id,omitempty"`
+	P2PAddrs  []string         `json:"p2p_addrs,omitempty"`
+	Community string           `json:"community,omitempty"`
+	DHTPeers  int              `json:"dht_peers"`
+	DHTBytes  map[string]int64 `json:"dht_bytes,omitempty"` // in, out
 
 	FrontierURLs int `json:"frontier_urls"`
 	Delegated    int `json:"delegated_prefixes"`
@@ -81,6 +82,8 @@ func (p *Peer) Status(history bool) Status {
 	if p.p2p != nil {
 		st.PeerID, st.P2PAddrs, st.Community = p.PeerID(), p.P2PAddrs(), p.p2p.cfg.Community
 		st.DHTPeers = p.p2p.routingTableSize()
+		in, out := p.p2p.dhtBytes()
+		st.DHTBytes = map[string]int64{"in": in, "out": out}
 	}
 	st.FrontierURLs = p.crawler.Stats().Known
 	st.Delegated = len(p.peers.delegated(now))
@@ -141,6 +144,8 @@ var (
 	descPeers    = prometheus.NewDesc("cocrawl_peers", "Peers in the peer table, by state.", []string{"state"}, nil)
 	descIdle     = prometheus.NewDesc("cocrawl_idle_total", "Slot turns with nothing due to poll or merge.", nil, nil)
 	descFrontier = prometheus.NewDesc("cocrawl_frontier_urls", "URLs the crawler knows.", nil, nil)
+	descDHTBytes = prometheus.NewDesc("cocrawl_dht_bytes_total", "Bytes of the community DHT protocol, by direction.", []string{"direction"}, nil)
+	descDHTPeers = prometheus.NewDesc("cocrawl_dht_routing_table_peers", "Peers in the community DHT routing table.", nil, nil)
 	descTimeRho  = prometheus.NewDesc("cocrawl_rho_seconds_total", "Time spent at each value of rho, rounded to 0.05.", []string{"rho"}, nil)
 )
 
@@ -149,7 +154,7 @@ var (
 type peerCollector struct{ p *Peer }
 
 func (c peerCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descRho, descOps, descEvents, descBytes, descSeconds, descErrors, descPeers, descIdle, descFrontier, descTimeRho} {
+	for _, d := range []*prometheus.Desc{descRho, descOps, descEvents, descBytes, descSeconds, descErrors, descPeers, descIdle, descFrontier, descTimeRho, descDHTBytes, descDHTPeers} {
 		ch <- d
 	}
 }
@@ -179,6 +184,11 @@ func (c peerCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(descPeers, prometheus.GaugeValue, float64(st.PeersKnown-st.PeersHealthy), "other")
 	ch <- prometheus.MustNewConstMetric(descIdle, prometheus.CounterValue, float64(st.Idle))
 	ch <- prometheus.MustNewConstMetric(descFrontier, prometheus.GaugeValue, float64(st.FrontierURLs))
+	if st.DHTBytes != nil {
+		ch <- prometheus.MustNewConstMetric(descDHTBytes, prometheus.CounterValue, float64(st.DHTBytes["in"]), "in")
+		ch <- prometheus.MustNewConstMetric(descDHTBytes, prometheus.CounterValue, float64(st.DHTBytes["out"]), "out")
+		ch <- prometheus.MustNewConstMetric(descDHTPeers, prometheus.GaugeValue, float64(st.DHTPeers))
+	}
 	for k, v := range st.TimeAtRho {
 		ch <- prometheus.MustNewConstMetric(descTimeRho, prometheus.CounterValue, v, k)
 	}

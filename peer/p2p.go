@@ -12,12 +12,14 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/libp2p/go-libp2p"
 	dht "github.com/libp2p/go-libp2p-kad-dht"
 	"github.com/libp2p/go-libp2p/core/crypto"
 	"github.com/libp2p/go-libp2p/core/host"
+	"github.com/libp2p/go-libp2p/core/metrics"
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/libp2p/go-libp2p/core/peerstore"
 	"github.com/libp2p/go-libp2p/core/protocol"
@@ -115,11 +117,13 @@ type p2pNode struct {
 	mdns  mdns.Service
 	log   *slog.Logger
 	found func(peer.AddrInfo, string) // hands a community peer to the peer table
+	bw    *metrics.BandwidthCounter
 
 	mu      sync.Mutex
 	clients map[peer.ID]*http.Client
 
 	serveDone chan struct{}
+	closing   atomic.Bool
 }
 
 // loadKey reads the identity key at path, creating one when there is none.
@@ -164,6 +168,14 @@ func newP2PNode(cfg P2PConfig, share http.Handler, lg *slog.Logger) (*p2pNode, e
 	if err := cfg.defaults(); err != nil {
 		return nil, err
 	}
+	var boot []peer.AddrInfo
+	for _, s := range cfg.Bootstrap {
+		ai, err := peer.AddrInfoFromString(s)
+		if err != nil {
+			return nil, fmt.Errorf("peer: bootstrap %q: %w (want a multiaddr ending in /p2p/<peer-id>)", s, err)
+		}
+		boot = append(boot, *ai)
+	}
 	key, err := loadKey(cfg.KeyFile)
 	if err != nil {
 		return nil, err
@@ -176,36 +188,28 @@ func newP2PNode(cfg P2PConfig, share http.Handler, lg *slog.Logger) (*p2pNode, e
 	if err != nil {
 		return nil, err
 	}
+	bw := metrics.NewBandwidthCounter()
 	opts := []libp2p.Option{
 		libp2p.Identity(key), libp2p.ListenAddrStrings(cfg.ListenAddrs...),
-		libp2p.ConnectionManager(cm), libp2p.ResourceManager(rm),
+		libp2p.ConnectionManager(cm), libp2p.ResourceManager(rm), libp2p.BandwidthReporter(bw),
 	}
-	if !cfg.AllowPrivate {
-		opts = append(opts, libp2p.AddrsFactory(publicOnly))
-	}
+	// The host keeps all its addresses (the HTTP-over-libp2p server needs
+	// one to serve streams); what the DHT announces and keeps is filtered
+	// below.
 	h, err := libp2p.New(opts...)
 	if err != nil {
 		return nil, fmt.Errorf("peer: libp2p host: %w", err)
 	}
-	n := &p2pNode{cfg: cfg, host: h, log: lg, clients: map[peer.ID]*http.Client{}, serveDone: make(chan struct{})}
+	n := &p2pNode{cfg: cfg, host: h, log: lg, bw: bw, clients: map[peer.ID]*http.Client{}, serveDone: make(chan struct{})}
 	n.http = &libp2phttp.Host{StreamHost: h}
 	n.http.SetHTTPHandlerAtPath(ShareProtocol, "/", share)
 	go func() {
 		defer close(n.serveDone)
-		if err := n.http.Serve(); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := n.http.Serve(); err != nil && !errors.Is(err, http.ErrServerClosed) && !n.closing.Load() {
 			lg.Error("libp2p HTTP server stopped", "err", err)
 		}
 	}()
 	if !cfg.NoDHT {
-		var boot []peer.AddrInfo
-		for _, s := range cfg.Bootstrap {
-			ai, err := peer.AddrInfoFromString(s)
-			if err != nil {
-				h.Close()
-				return nil, fmt.Errorf("peer: bootstrap %q: %w (want a multiaddr ending in /p2p/<peer-id>)", s, err)
-			}
-			boot = append(boot, *ai)
-		}
 		dopts := []dht.Option{
 			dht.ProtocolPrefix(protocol.ID("/cocrawl/" + cfg.Community)),
 			dht.Mode(dht.ModeServer), dht.DisableValues(),
@@ -217,6 +221,8 @@ func newP2PNode(cfg P2PConfig, share http.Handler, lg *slog.Logger) (*p2pNode, e
 		}
 		n.dht, err = dht.New(h, dopts...)
 		if err != nil {
+			n.closing.Store(true)
+			n.http.Close()
 			h.Close()
 			return nil, fmt.Errorf("peer: community DHT: %w", err)
 		}
@@ -365,6 +371,12 @@ func (n *p2pNode) forget(id peer.ID) {
 	n.mu.Unlock()
 }
 
+// dhtBytes returns the bytes this peer's DHT protocol sent and received.
+func (n *p2pNode) dhtBytes() (in, out int64) {
+	st := n.bw.GetBandwidthForProtocol(protocol.ID("/cocrawl/" + n.cfg.Community + "/kad/1.0.0"))
+	return st.TotalIn, st.TotalOut
+}
+
 // routingTableSize is the number of community peers in the DHT's table.
 func (n *p2pNode) routingTableSize() int {
 	if n.dht == nil {
@@ -374,6 +386,7 @@ func (n *p2pNode) routingTableSize() int {
 }
 
 func (n *p2pNode) close() error {
+	n.closing.Store(true)
 	if n.mdns != nil {
 		n.mdns.Close()
 	}

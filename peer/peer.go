@@ -91,7 +91,8 @@ type Peer struct {
 	histMu  sync.Mutex
 	history []Sample
 
-	p2p *p2pNode // nil without Config.P2P
+	p2p       *p2pNode // nil without Config.P2P
+	closeOnce sync.Once
 }
 
 // New builds a peer from its configuration and stores, and loads its peer
@@ -184,12 +185,18 @@ func (p *Peer) updateControl(sc *protocol.ShareControl) {
 	}
 }
 
+// Close releases what New started (the libp2p host) for a peer that will
+// not Run; Run releases it itself.
+func (p *Peer) Close() { p.closeP2P() }
+
 func (p *Peer) closeP2P() {
-	if p.p2p != nil {
-		if err := p.p2p.close(); err != nil {
-			p.log.Warn("closing the libp2p host", "err", err)
+	p.closeOnce.Do(func() {
+		if p.p2p != nil {
+			if err := p.p2p.close(); err != nil {
+				p.log.Warn("closing the libp2p host", "err", err)
+			}
 		}
-	}
+	})
 }
 
 // PeerID is the peer's libp2p identity, "" without libp2p.

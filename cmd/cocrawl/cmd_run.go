@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -20,7 +21,7 @@ import (
 )
 
 func cmdRun(ctx context.Context, args []string, out io.Writer) error {
-	fs := newFlags("run", "run --data DIR --listen ADDR --seed URL... [--peer URL...] [--mode M | --rho R --share B] [--config FILE] [--allow-private] [crawl settings]")
+	fs := newFlags("run", "run --data DIR --listen ADDR --seed URL... [--peer URL...] [--mode M | --rho R --share B] [--community NAME] [--p2p-listen MULTIADDR]... [--bootstrap MULTIADDR]... [--no-dht] [--config FILE] [--allow-private] [crawl settings]")
 	data := fs.String("data", "./cocrawl-data", "data folder: store, frontier and peer table")
 	listen := fs.String("listen", "127.0.0.1:8470", "address of the share repository, dashboard, API and metrics")
 	advertise := fs.String("advertise", "", "host:port peers reach this one at, written in robots.shr and every event's cid; default: --listen's")
@@ -38,6 +39,13 @@ func cmdRun(ctx context.Context, args []string, out io.Writer) error {
 	every := fs.Duration("status-every", 5*time.Second, "how often to print a status line (0: never)")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
 	duration := fs.Duration("duration", 0, "stop after this long (0: until Ctrl-C)")
+	community := fs.String("community", "default", "community to join over libp2p: its DHT and rendezvous namespace")
+	var p2pListen, bootstrap multiFlag
+	fs.Var(&p2pListen, "p2p-listen", "libp2p listen multiaddr (repeatable); default TCP and QUIC on --listen's IP, ports chosen by the system")
+	fs.Var(&bootstrap, "bootstrap", "multiaddr ending in /p2p/<peer-id> of a community member to join through (repeatable)")
+	noDHT := fs.Bool("no-dht", false, "do not join the community DHT (libp2p still serves and merges)")
+	noP2P := fs.Bool("no-p2p", false, "no libp2p at all: HTTP only, peers only from --peer")
+	useMDNS := fs.Bool("mdns", false, "also find community peers on the local network by mDNS")
 	cf := addCrawlFlags(fs)
 	pos, err := parse(fs, args)
 	if err != nil {
@@ -80,18 +88,40 @@ func cmdRun(ctx context.Context, args []string, out io.Writer) error {
 	}
 	defer st.Close()
 
+	var p2p *peer.P2PConfig
+	if !*noP2P {
+		listenAddrs := []string(p2pListen)
+		if len(listenAddrs) == 0 {
+			ip := ln.Addr().(*net.TCPAddr).IP
+			fam := "ip4"
+			if ip.To4() == nil {
+				fam = "ip6"
+			}
+			listenAddrs = []string{fmt.Sprintf("/%s/%s/tcp/0", fam, ip), fmt.Sprintf("/%s/%s/udp/0/quic-v1", fam, ip)}
+		}
+		p2p = &peer.P2PConfig{
+			KeyFile: filepath.Join(*data, "identity.key"), Community: *community, ListenAddrs: listenAddrs,
+			Bootstrap: bootstrap, NoDHT: *noDHT, MDNS: *useMDNS, AllowPrivate: *allowPrivate,
+		}
+	}
 	cfg := peer.Config{
 		Addr: addr, Contact: set.From, Special: special,
 		Crawl:      set.crawlConfig(seeds, "", *allowPrivate),
 		Controller: behaviour.controller, Mode: behaviour.name, Share: behaviour.share,
 		Peers: peers, Slots: *slots, AllowPrivate: *allowPrivate,
 		Schedule: peer.Schedule{MergeMin: *mergeMin, MergeMax: *mergeMax},
-		Logger:   lg,
+		P2P:      p2p, Logger: lg,
 	}
 	p, err := peer.New(cfg, peer.Stores{Events: st, Frontier: crawl.BadgerFrontier{DB: st.DB()}, Peers: peer.BadgerPeers{DB: st.DB()}})
 	if err != nil {
 		return usagef("%v", err)
 	}
+	p2pClosed := false
+	defer func() {
+		if !p2pClosed {
+			p.Close()
+		}
+	}()
 	known, err := p.FrontierSize()
 	if err != nil {
 		return err
@@ -114,11 +144,22 @@ func cmdRun(ctx context.Context, args []string, out io.Writer) error {
 	base := "http://" + ln.Addr().String()
 	fmt.Fprintf(out, "peer %q: %s, controller %s, sharing %s\n", p.CID(), behaviour.name, behaviour.controller.Name(), onOff(behaviour.share))
 	fmt.Fprintf(out, "dashboard %s/  share %s/robots.shr  API %s/api/status  metrics %s/metrics\n", base, base, base, base)
+	if id := p.PeerID(); id != "" {
+		dht := "community " + *community
+		if *noDHT {
+			dht = "no DHT"
+		}
+		fmt.Fprintf(out, "libp2p peer ID %s (%s); listening on:\n", id, dht)
+		for _, a := range p.P2PAddrs() {
+			fmt.Fprintf(out, "  %s\n", a)
+		}
+	}
 	fmt.Fprintf(out, "%d seeds, %d URLs and %d peers resumed from %s; Ctrl-C stops\n", len(seeds), known, len(p.Peers()), *data)
 
 	runCtx, stopRun := context.WithCancel(ctx)
 	defer stopRun()
 	done := make(chan error, 1)
+	p2pClosed = true // Run closes it
 	go func() { done <- p.Run(runCtx) }()
 	var tick <-chan time.Time
 	if *every > 0 {
@@ -238,10 +279,10 @@ func onOff(b bool) string {
 }
 
 func statusLine(s peer.Status) string {
-	return fmt.Sprintf("%6.0fs rho %.2f | polls %d (%.3f ev/poll) | merges %d (%.2f ev/merge) | events C %d U %d D %d | peers %d/%d | %d URLs",
+	return fmt.Sprintf("%6.0fs rho %.2f | polls %d (%.3f ev/poll) | merges %d (%.2f ev/merge) | events C %d U %d D %d | peers %d/%d (DHT %d) | %d URLs",
 		s.UptimeS, s.Rho, s.Polls, s.EventsPerPoll, s.Merges, s.EventsPerMerge,
 		s.Events["poll"]["create"]+s.Events["merge"]["create"], s.Events["poll"]["update"]+s.Events["merge"]["update"],
-		s.Events["poll"]["delete"]+s.Events["merge"]["delete"], s.PeersHealthy, s.PeersKnown, s.FrontierURLs)
+		s.Events["poll"]["delete"]+s.Events["merge"]["delete"], s.PeersHealthy, s.PeersKnown, s.DHTPeers, s.FrontierURLs)
 }
 
 func timeAtRho(m map[string]float64) string {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -39,40 +40,75 @@ func freePorts(t *testing.T, n int) []string {
 // SIGTERM and returns its output.
 func runPeer(t *testing.T, args ...string) func() string {
 	t.Helper()
+	stop, _ := runPeerLines(t, args...)
+	return stop
+}
+
+// runPeerLines is runPeer that also returns a function waiting for the
+// first output line with a prefix (after trimming spaces).
+func runPeerLines(t *testing.T, args ...string) (stop func() string, await func(prefix string) string) {
+	t.Helper()
 	cmd := exec.Command(binary, append([]string{"run"}, args...)...)
 	pr, pw := io.Pipe()
 	cmd.Stdout, cmd.Stderr = pw, os.Stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	lines := make(chan string, 1000)
+	var mu sync.Mutex
+	var seen []string
+	changed := make(chan struct{}, 1)
+	readDone := make(chan struct{})
 	go func() {
+		defer close(readDone)
 		sc := bufio.NewScanner(pr)
 		for sc.Scan() {
-			lines <- sc.Text()
+			mu.Lock()
+			seen = append(seen, sc.Text())
+			mu.Unlock()
+			select {
+			case changed <- struct{}{}:
+			default:
+			}
 		}
-		close(lines)
 	}()
-	waited := false
-	stop := func() string {
-		if waited {
-			return ""
+	var once sync.Once
+	var out string
+	stop = func() string {
+		once.Do(func() {
+			cmd.Process.Signal(syscall.SIGTERM)
+			err := cmd.Wait()
+			pw.Close()
+			<-readDone
+			mu.Lock()
+			out = strings.Join(seen, "\n") + "\n"
+			mu.Unlock()
+			if err != nil {
+				t.Errorf("cocrawl run %v: %v\n%s", args, err, out)
+			}
+		})
+		return out
+	}
+	await = func(prefix string) string {
+		deadline := time.After(20 * time.Second)
+		for {
+			mu.Lock()
+			for _, l := range seen {
+				if strings.HasPrefix(strings.TrimSpace(l), prefix) {
+					mu.Unlock()
+					return strings.TrimSpace(l)
+				}
+			}
+			mu.Unlock()
+			select {
+			case <-changed:
+			case <-time.After(100 * time.Millisecond):
+			case <-deadline:
+				t.Fatalf("cocrawl run %v never printed a line starting %q", args, prefix)
+			}
 		}
-		waited = true
-		cmd.Process.Signal(syscall.SIGTERM)
-		err := cmd.Wait()
-		pw.Close()
-		var b strings.Builder
-		for l := range lines {
-			b.WriteString(l + "\n")
-		}
-		if err != nil {
-			t.Errorf("cocrawl run %v: %v\n%s", args, err, b.String())
-		}
-		return b.String()
 	}
 	t.Cleanup(func() { stop() })
-	return stop
+	return stop, await
 }
 
 func getJSON(t *testing.T, u string, v any) bool {
@@ -192,5 +228,44 @@ func TestRunThreePeers(t *testing.T) {
 	}
 	if out := stopAgain(); !strings.Contains(out, "2 peers resumed") {
 		t.Fatalf("restart said:\n%s", out)
+	}
+}
+
+// Peers found through a bootstrap node and the community DHT, with no
+// --peer: a mirror merges over libp2p from the two others, and `cocrawl
+// peers` shows how each was found.
+func TestRunFindsPeersThroughTheDHT(t *testing.T) {
+	w, err := testweb.Start(testweb.Config{Hosts: 2, PagesPerHost: 10, Seed: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	addrs := freePorts(t, 3)
+	common := []string{"--allow-private", "--delay", "50ms", "--merge-min", "300ms", "--merge-max", "2s",
+		"--status-every", "0", "--log-level", "warn", "--community", "e2e-test"}
+	_, awaitA := runPeerLines(t, append([]string{"--data", t.TempDir(), "--listen", addrs[0], "--seed", w.Seeds()[0]}, common...)...)
+	boot := awaitA("/ip4/127.0.0.1/tcp/")
+	runPeerLines(t, append([]string{"--data", t.TempDir(), "--listen", addrs[1], "--seed", w.Seeds()[1], "--bootstrap", boot}, common...)...)
+	runPeerLines(t, append([]string{"--data", t.TempDir(), "--listen", addrs[2], "--mode", "mirror", "--bootstrap", boot}, common...)...)
+
+	var st struct {
+		PeerID      string   `json:"peer_id"`
+		P2PAddrs    []string `json:"p2p_addrs"`
+		PeersKnown  int      `json:"peers_known"`
+		MergeEvents int64    `json:"merge_events"`
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for !(getJSON(t, "http://"+addrs[2]+"/api/status?history=0", &st) && st.PeersKnown == 2 && st.MergeEvents > 0) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the mirror's status: %+v", st)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if st.PeerID == "" || len(st.P2PAddrs) == 0 || !strings.HasSuffix(st.P2PAddrs[0], "/p2p/"+st.PeerID) {
+		t.Fatalf("status without libp2p identity: %+v", st)
+	}
+	out := mustRun(t, "peers", "--api", "http://"+addrs[2])
+	if strings.Count(out, " dht ") != 2 || !strings.Contains(out, "healthy") || !strings.Contains(out, "community e2e-test") {
+		t.Fatalf("cocrawl peers says:\n%s", out)
 	}
 }

@@ -1,0 +1,109 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/cocrawl/cocrawl/peer"
+)
+
+func cmdPeers(ctx context.Context, args []string, out io.Writer) error {
+	fs := newFlags("peers", "peers [--api URL] [--json]")
+	api := fs.String("api", "http://127.0.0.1:8470", "base URL of a running peer (its --listen)")
+	asJSON := fs.Bool("json", false, "print the table as JSON, as /api/peers returns it")
+	if pos, err := parse(fs, args); err != nil {
+		return err
+	} else if len(pos) > 0 {
+		return usagef("unexpected argument %q", pos[0])
+	}
+	base := strings.TrimSuffix(*api, "/")
+	if !strings.HasPrefix(base, "http://") && !strings.HasPrefix(base, "https://") {
+		base = "http://" + base
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	var table struct {
+		Peers []peer.Record `json:"peers"`
+	}
+	var status peer.Status
+	for path, v := range map[string]any{"/api/peers": &table, "/api/status?history=0": &status} {
+		if err := getAPI(ctx, base+path, v); err != nil {
+			return fmt.Errorf("cannot ask %s: %w; is `cocrawl run` listening there (--api)?", base, err)
+		}
+	}
+	if *asJSON {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(table)
+	}
+	fmt.Fprintf(out, "%s: %d peers known, %d healthy", status.Crawler, status.PeersKnown, status.PeersHealthy)
+	if status.PeerID != "" {
+		fmt.Fprintf(out, "; peer ID %s, community %s, %d in its DHT table", status.PeerID, status.Community, status.DHTPeers)
+	}
+	fmt.Fprintln(out)
+	tw := tabwriter.NewWriter(out, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "PEER\tFOUND\tHEALTH\tMERGES\tGAINED\tLAST MERGE\tNEXT\tADDRESSES")
+	now := time.Now()
+	for _, r := range table.Peers {
+		health := "new"
+		switch {
+		case r.Self:
+			health = "itself"
+		case r.Consecutive > 0:
+			health = fmt.Sprintf("failing x%d: %s", r.Consecutive, shorten(r.LastError, 60))
+		case !r.LastSuccess.IsZero():
+			health = "healthy"
+		}
+		addrs := r.URL
+		if len(r.P2PAddrs) > 0 {
+			addrs = strings.Join(r.P2PAddrs, " ")
+		}
+		name := r.Crawler
+		if name == "" {
+			name = r.URL
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\n", name, r.Source, health, r.Merges, r.Gained,
+			ago(now, r.LastSuccess), ago(now, r.NextDue), addrs)
+	}
+	return tw.Flush()
+}
+
+func getAPI(ctx context.Context, u string, v any) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s answered %s", u, resp.Status)
+	}
+	return json.NewDecoder(io.LimitReader(resp.Body, 64<<20)).Decode(v)
+}
+
+func ago(now, t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	d := now.Sub(t).Round(time.Second)
+	if d < 0 {
+		return "in " + (-d).String()
+	}
+	return d.String() + " ago"
+}
+
+func shorten(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
+}
