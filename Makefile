@@ -21,6 +21,9 @@ bench: ## run the benchmarks and print their figures (docs/performance.md)
 	$(GO) test -run '^$$' -bench . -benchtime=1x -count=3 ./protocol/
 	$(GO) test -run '^$$' -bench 'BenchmarkCrawl$$' -benchtime=1x -count=2 ./crawl/
 	$(GO) test -run '^$$' -bench 'ExtractLinks|FrontierMemory|Normalize' -benchmem ./crawl/
+	$(GO) test -run '^$$' -bench Observe -benchmem ./peer/rho/
+	$(GO) test -run '^$$' -bench 'JoinCommunity' -benchtime=1x -count=3 ./peer/
+	$(GO) test -run '^$$' -bench 'DHTTrafficAtRest' -benchtime=1x ./peer/
 
 fuzz: ## fuzz each decoder for 30 s
 	$(GO) test -run '^$$' -fuzz FuzzDatReader -fuzztime 30s ./protocol/

@@ -25,6 +25,14 @@
 // metrics at /metrics, from one registry per peer so several peers can run
 // in one process.
 //
-// Finding peers over libp2p (issue 5) is not built yet: peers come from
-// the configuration (Config.Peers) or AddPeer.
+// With Config.P2P the peer also runs a libp2p host (p2p.go): a persistent
+// identity key, a connection manager and resource limits, the share
+// repository served over libp2p streams (go-libp2p's HTTP transport, under
+// ShareProtocol), and a Kademlia DHT private to a community (protocol
+// prefix /cocrawl/<community>). Sharing peers advertise themselves under
+// the community's namespace; every peer looks the namespace up again and
+// again and adds what it finds to the peer table as libp2p://<peer-id>
+// rows, which are merged over libp2p streams: the peer ID is the one the
+// connection authenticated, and a robots.shr naming another is refused.
+// Static peers (Config.Peers) are merged over HTTP and need no DHT.
 package peer

@@ -67,6 +67,9 @@ type P2PConfig struct {
 	// Readvertise is how often a sharing peer renews its provider record;
 	// default 1 h (records live 48 h).
 	Readvertise time.Duration
+	// RefreshEvery is the DHT routing table refresh period; default 5 min
+	// (kad-dht's is 10 min; the community lookups find newcomers sooner).
+	RefreshEvery time.Duration
 }
 
 var communityName = regexp.MustCompile(`^[a-z0-9._-]{1,64}$`)
@@ -98,6 +101,9 @@ func (c *P2PConfig) defaults() error {
 	}
 	if c.Readvertise <= 0 {
 		c.Readvertise = time.Hour
+	}
+	if c.RefreshEvery <= 0 {
+		c.RefreshEvery = 5 * time.Minute
 	}
 	return nil
 }
@@ -213,7 +219,7 @@ func newP2PNode(cfg P2PConfig, share http.Handler, lg *slog.Logger) (*p2pNode, e
 		dopts := []dht.Option{
 			dht.ProtocolPrefix(protocol.ID("/cocrawl/" + cfg.Community)),
 			dht.Mode(dht.ModeServer), dht.DisableValues(),
-			dht.BootstrapPeers(boot...), dht.RoutingTableRefreshPeriod(time.Minute),
+			dht.BootstrapPeers(boot...), dht.RoutingTableRefreshPeriod(cfg.RefreshEvery),
 		}
 		if !cfg.AllowPrivate {
 			dopts = append(dopts, dht.QueryFilter(dht.PublicQueryFilter), dht.RoutingTableFilter(dht.PublicRoutingTableFilter),

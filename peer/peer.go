@@ -132,7 +132,7 @@ func New(cfg Config, st Stores) (*Peer, error) {
 	p := &Peer{
 		cfg: cfg, cid: cid, stores: st, crawler: c, peers: newPeerSet(cfg.Schedule), log: cfg.Logger,
 		ctl: cfg.Controller, timeAt: map[string]time.Duration{}, kick: make(chan struct{}, 1),
-		excluded: map[string]bool{}, stats: newStats(),
+		excluded: map[string]bool{}, stats: newStats(), started: time.Now(),
 	}
 	p.rhoNow = p.ctl.Rho()
 	p.merger = protocol.Merger{
@@ -282,9 +282,8 @@ func (p *Peer) Run(ctx context.Context) error {
 	if err := p.crawler.Start(); err != nil {
 		return err
 	}
-	p.started = time.Now()
 	p.ctlMu.Lock()
-	p.rhoFrom = p.started
+	p.rhoFrom = time.Now()
 	p.ctlMu.Unlock()
 
 	// Operations run under opCtx, which outlives ctx by the grace period.
