@@ -228,3 +228,23 @@ func TestPeerIDFromTheConnectionNotTheFile(t *testing.T) {
 		t.Fatal("an event from the liar was merged")
 	}
 }
+
+// A community peer that goes away is noticed by failed merges and backed
+// off, and stays in the table.
+func TestVanishedPeerIsBackedOff(t *testing.T) {
+	w := startWeb(t, 1)
+	src := startMemPeer(t, testConfig(w.Seeds(), "altruistic"), P2PConfig{Community: "gone"})
+	mirror := startMemPeer(t, testConfig(nil, "mirror"), P2PConfig{Community: "gone", Bootstrap: src.P2PAddrs()[:1]})
+	key := p2pURL(mustDecode(t, src.PeerID()))
+	row := func() Record { return peerRow(&testPeer{Peer: mirror.Peer}, key) }
+	waitFor(t, 20*time.Second, "the mirror merged from the sharer", func() bool { return row().Merges > 0 })
+	src.stop()
+	waitFor(t, 20*time.Second, "the mirror noticed the sharer is gone", func() bool { return row().Consecutive >= 2 })
+	r := row()
+	if r.Healthy() || !r.NextDue.After(r.LastAttempt) || r.LastError == "" {
+		t.Fatalf("row after the peer left: %+v", r)
+	}
+	if st := mirror.Status(false); st.PeersKnown != 1 || st.PeersHealthy != 0 {
+		t.Fatalf("status: %d known, %d healthy", st.PeersKnown, st.PeersHealthy)
+	}
+}
