@@ -31,7 +31,7 @@ fuzz: ## fuzz each decoder for 30 s
 	$(GO) test -run '^$$' -fuzz FuzzNormalize -fuzztime 30s ./crawl/
 	$(GO) test -run '^$$' -fuzz FuzzExtractLinks -fuzztime 30s ./crawl/
 
-demo: ## the community demo (not built yet: see README)
+demo: ## cooperating peers against polling-only peers on a synthetic web (about 2.5 min)
 	$(GO) run ./cmd/cocrawl demo
 
 lint: ## gofmt, vet and tidy leave no diff

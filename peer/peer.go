@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/libp2p/go-libp2p/core/peer"
+	"golang.org/x/time/rate"
 
 	"github.com/cocrawl/cocrawl/crawl"
 	"github.com/cocrawl/cocrawl/peer/rho"
@@ -40,6 +41,11 @@ type Config struct {
 	// Slots is how many network operations run at once; default
 	// Crawl.Workers. Each slot draws poll or merge with probability rho.
 	Slots int
+	// RequestsPerSecond caps the peer's HTTP requests, polls and merges
+	// together (a merge counts each request it made); 0 means no cap
+	// beyond politeness. It gives peers compared with each other the same
+	// network budget.
+	RequestsPerSecond float64
 	// AllowPrivate lets merges reach loopback and private addresses; the
 	// crawler has its own switch in Crawl.Fetch.
 	AllowPrivate bool
@@ -93,6 +99,7 @@ type Peer struct {
 
 	p2p       *p2pNode // nil without Config.P2P
 	closeOnce sync.Once
+	budget    *rate.Limiter // nil: no cap
 }
 
 // New builds a peer from its configuration and stores, and loads its peer
@@ -135,6 +142,9 @@ func New(cfg Config, st Stores) (*Peer, error) {
 		excluded: map[string]bool{}, stats: newStats(), started: time.Now(),
 	}
 	p.rhoNow = p.ctl.Rho()
+	if cfg.RequestsPerSecond > 0 {
+		p.budget = rate.NewLimiter(rate.Limit(cfg.RequestsPerSecond), 1)
+	}
 	p.merger = protocol.Merger{
 		Store:  st.Events,
 		Client: protocol.NewHTTPClient(protocol.ClientOptions{AllowPrivate: cfg.AllowPrivate}),
@@ -326,6 +336,9 @@ func (p *Peer) Run(ctx context.Context) error {
 // nothing due. Rho 0 never polls and rho 1 never merges.
 func (p *Peer) slot(ctx, opCtx context.Context, rng *rand.Rand) {
 	for ctx.Err() == nil {
+		if p.budget != nil && p.budget.Wait(ctx) != nil {
+			return
+		}
 		r := p.Rho()
 		drawPoll := rng.Float64() < r
 		var did bool
@@ -440,6 +453,13 @@ func (p *Peer) tryMerge(ctx context.Context, drawn string) (bool, time.Duration)
 	}
 	p.stats.merge(drawn, rep, err, o.took)
 	p.observe(rho.Outcome{Merge: true, Events: int(o.gained), Cost: o.took})
+	if p.budget != nil && rep != nil {
+		// The slot paid for the robots.shr; each day file is one request
+		// more, paid by the operations that follow.
+		for range rep.Days {
+			p.budget.ReserveN(time.Now(), 1)
+		}
+	}
 	return true, 0
 }
 

@@ -264,7 +264,7 @@ func TestCommandLineErrors(t *testing.T) {
 		{[]string{"events", "import", "/no/such.dat", "--data", dir}, 1, "cannot read"},
 		{[]string{"merge", "http://127.0.0.1:9/robots.shr", "--data", dir}, 1, "--allow-private"},
 		{[]string{"shr", "lint"}, 2, "robots.shr"},
-		{[]string{"demo"}, 1, "not built yet"},
+		{[]string{"demo", "--peers", "1"}, 2, "--peers"},
 		{[]string{"peers", "--api", "http://127.0.0.1:9"}, 1, "cannot ask"},
 		{[]string{"run", "--data", dir, "--listen", "127.0.0.1:0", "--seed", "http://a.example/", "--community", "Bad Name"}, 2, "community"},
 		{[]string{"run", "--data", dir, "--listen", "127.0.0.1:0", "--seed", "http://a.example/", "--bootstrap", "/ip4/1.2.3.4"}, 2, "bootstrap"},

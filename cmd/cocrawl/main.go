@@ -28,7 +28,7 @@ var commands = map[string]command{
 	"peers":   {"ask a running peer for its peer table", cmdPeers},
 	"testweb": {"serve a synthetic changing web on loopback, to crawl and test against", cmdTestweb},
 	"sim":     {"run the thesis's experiments in the simulator (not built yet)", notBuilt("sim", 6)},
-	"demo":    {"a cooperating community on a synthetic web (not built yet)", notBuilt("demo", 7)},
+	"demo":    {"a cooperating community against polling-only peers on a synthetic web", cmdDemo},
 }
 
 // Exit codes (DESIGN.md): 0 success, 1 failure or a negative answer, 2 usage.

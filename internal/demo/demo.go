@@ -1,0 +1,420 @@
+package demo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/cocrawl/cocrawl/crawl"
+	"github.com/cocrawl/cocrawl/internal/testweb"
+	"github.com/cocrawl/cocrawl/peer"
+	"github.com/cocrawl/cocrawl/peer/rho"
+	"github.com/cocrawl/cocrawl/webevents"
+)
+
+// Config sets up a demonstration. Zero fields take the defaults named.
+type Config struct {
+	Peers       int           // peers per group; default 3
+	Hosts       int           // web servers; default 50
+	Pages       int           // pages per host at start; default 200
+	ChangeEvery time.Duration // mean time between two updates of one page; default 3 min
+	ChurnEvery  time.Duration // mean time between creations (and deletions) on one host; default 2 min
+	Duration    time.Duration // how long the peers run; default 2 min
+	Budget      float64       // requests per second of every peer; default 40
+	Controller  string        // rho controller of the cooperating peers; default "rate"
+	Seed        uint64        // the web's random seed; default 1
+	Dir         string        // where the peers' stores go; default a temporary folder
+	Keep        bool          // keep Dir afterwards
+	Results     string        // folder for freshness.csv, freshness.svg, summary.txt; default "demo-results"
+	Every       time.Duration // progress line interval; default 5 s
+	Out         io.Writer     // progress and results; default os.Stdout
+	Logger      *slog.Logger  // default: warnings to stderr
+}
+
+func (c *Config) defaults() error {
+	def := func(v *int, d int) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	def(&c.Peers, 3)
+	def(&c.Hosts, 50)
+	def(&c.Pages, 200)
+	dur := func(v *time.Duration, d time.Duration) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	dur(&c.ChangeEvery, 3*time.Minute)
+	dur(&c.ChurnEvery, 2*time.Minute)
+	dur(&c.Duration, 2*time.Minute)
+	dur(&c.Every, 5*time.Second)
+	if c.Budget <= 0 {
+		c.Budget = 40
+	}
+	if c.Controller == "" {
+		c.Controller = "rate"
+	}
+	if _, err := rho.Parse(c.Controller); err != nil {
+		return err
+	}
+	if c.Seed == 0 {
+		c.Seed = 1
+	}
+	if c.Results == "" {
+		c.Results = "demo-results"
+	}
+	if c.Out == nil {
+		c.Out = os.Stdout
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
+	}
+	if c.Peers < 2 {
+		return errors.New("demo: a community needs at least 2 peers")
+	}
+	return nil
+}
+
+// Group names.
+const (
+	Coop = "cooperating"
+	Poll = "polling-only"
+)
+
+// member is one running peer of the demonstration.
+type member struct {
+	name, group string
+	peer        *peer.Peer
+	store       *webevents.BadgerStore
+	srv         *http.Server
+	base        string
+	done        chan error
+}
+
+// Run runs the demonstration until Config.Duration has passed or ctx ends,
+// prints the comparison and writes the results. Everything it started is
+// stopped, and its folders removed (unless Keep), before it returns.
+func Run(ctx context.Context, cfg Config) (*Report, error) {
+	if err := cfg.defaults(); err != nil {
+		return nil, err
+	}
+	out := cfg.Out
+	dir := cfg.Dir
+	if dir == "" {
+		d, err := os.MkdirTemp("", "cocrawl-demo-")
+		if err != nil {
+			return nil, err
+		}
+		dir = d
+	}
+	if !cfg.Keep {
+		defer os.RemoveAll(dir)
+	}
+
+	rate := func(d time.Duration) float64 { return 1 / d.Seconds() }
+	w, err := testweb.Start(testweb.Config{
+		Hosts: cfg.Hosts, PagesPerHost: cfg.Pages, LinksPerPage: 5,
+		UpdateRate: rate(cfg.ChangeEvery), CreateRate: rate(cfg.ChurnEvery), DeleteRate: rate(cfg.ChurnEvery),
+		Seed: cfg.Seed,
+	})
+	if err != nil {
+		return nil, err
+	}
+	defer w.Close()
+	webCtx, stopWeb := context.WithCancel(context.Background())
+	defer stopWeb()
+	go w.Run(webCtx)
+
+	fmt.Fprintf(out, "cocrawl demo: a synthetic web of %d hosts x %d pages on loopback, each page updated every %v on average;\n",
+		cfg.Hosts, cfg.Pages, cfg.ChangeEvery)
+	fmt.Fprintf(out, "%d cooperating peers (sharing, merging, controller %s, found through a community DHT) against %d polling-only peers,\n",
+		cfg.Peers, cfg.Controller, cfg.Peers)
+	fmt.Fprintf(out, "every peer limited to %.0f requests per second; running for %v. Data in %s.\n\n", cfg.Budget, cfg.Duration, dir)
+
+	runCtx, stopPeers := context.WithCancel(context.Background())
+	var members []*member
+	var wg sync.WaitGroup
+	var once sync.Once
+	stopAll := func() {
+		once.Do(func() {
+			stopPeers()
+			wg.Wait()
+			for _, m := range members {
+				m.peer.Close()
+				_ = m.srv.Close()
+				_ = m.store.Close()
+			}
+		})
+	}
+	defer stopAll()
+
+	hosts := w.Seeds()
+	var bootstrap []string
+	for g, group := range []string{Coop, Poll} {
+		for i := range cfg.Peers {
+			m, err := startMember(runCtx, cfg, dir, group, i, hosts, bootstrap)
+			if err != nil {
+				stopAll()
+				return nil, err
+			}
+			members = append(members, m)
+			wg.Add(1)
+			go func() { defer wg.Done(); m.done <- m.peer.Run(runCtx) }()
+			if g == 0 && i == 0 {
+				bootstrap = m.peer.P2PAddrs()[:1]
+			}
+		}
+	}
+	for _, m := range members {
+		if m.group == Coop {
+			fmt.Fprintf(out, "  %-8s dashboard %s/\n", m.name, m.base)
+		}
+	}
+	fmt.Fprintln(out)
+
+	rep := &Report{Config: cfg}
+	start := time.Now()
+	deadline := time.NewTimer(cfg.Duration)
+	defer deadline.Stop()
+	sample := time.NewTicker(2 * time.Second)
+	defer sample.Stop()
+	lastPrint := start
+	interrupted := false
+loop:
+	for {
+		select {
+		case <-ctx.Done():
+			interrupted = true
+			break loop
+		case <-deadline.C:
+			break loop
+		case now := <-sample.C:
+			pt, err := measure(w, members, now.Sub(start))
+			if err != nil {
+				return rep, err
+			}
+			rep.Series = append(rep.Series, pt)
+			if now.Sub(lastPrint) >= cfg.Every {
+				lastPrint = now
+				fmt.Fprintln(out, progressLine(pt, members))
+			}
+		}
+	}
+	if pt, err := measure(w, members, time.Since(start)); err == nil {
+		rep.Series = append(rep.Series, pt)
+	}
+	rep.Peers = finalRows(members, rep.Series)
+	stopAll()
+	rep.Interrupted = interrupted
+	rep.summarise()
+	rep.Print(out)
+	if err := rep.Write(cfg.Results); err != nil {
+		return rep, err
+	}
+	fmt.Fprintf(out, "\nresults: %s, %s and %s\n", filepath.Join(cfg.Results, "summary.txt"),
+		filepath.Join(cfg.Results, "freshness.csv"), filepath.Join(cfg.Results, "freshness.svg"))
+	if cfg.Keep {
+		fmt.Fprintf(out, "data kept in %s\n", dir)
+	}
+	return rep, nil
+}
+
+// startMember starts peer i of group with its store, share server and, for
+// the cooperating group, libp2p.
+func startMember(ctx context.Context, cfg Config, dir, group string, i int, hosts, bootstrap []string) (*member, error) {
+	name := fmt.Sprintf("%s-%d", map[string]string{Coop: "coop", Poll: "poll"}[group], i+1)
+	st, err := webevents.OpenBadger(filepath.Join(dir, name, "db"), webevents.BadgerOptions{MemTableSize: 8 << 20, Logger: cfg.Logger})
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	pc := peer.Config{
+		Addr: ln.Addr().String(), Moniker: "cocrawl-demo/" + name,
+		Crawl: crawl.Config{
+			Seeds: hosts, Workers: 8, Agent: "cocrawl",
+			MinDelay: 100 * time.Millisecond, DelaySet: true, DelayFactor: 1,
+			RevisitMin: 5 * time.Second, RevisitMax: 5 * time.Minute,
+			BackoffBase: time.Second, BackoffMax: 30 * time.Second,
+			Fetch: crawl.FetchConfig{AllowPrivate: true, Timeout: 5 * time.Second, UserAgent: "cocrawl-demo/1.1 (" + name + ")"},
+		},
+		RequestsPerSecond: cfg.Budget, AllowPrivate: true, Slots: 8,
+		Schedule: peer.Schedule{MergeMin: 3 * time.Second, MergeMax: 20 * time.Second, BackoffBase: time.Second, BackoffMax: 10 * time.Second},
+		Grace:    3 * time.Second, Logger: cfg.Logger,
+	}
+	if group == Coop {
+		ctl, _ := rho.Parse(cfg.Controller)
+		pc.Controller, pc.Mode, pc.Share = ctl, "sharing-hybrid", true
+		// The hosts are split between the cooperating peers with the
+		// protocol's special prefixes: each polls its share and merges
+		// the rest once its peers have shared.
+		for h, u := range hosts {
+			if h%cfg.Peers == i {
+				pc.Special = append(pc.Special, strings.TrimSuffix(u, "/")+"/")
+			}
+		}
+		pc.P2P = &peer.P2PConfig{
+			KeyFile: filepath.Join(dir, name, "identity.key"), Community: fmt.Sprintf("demo-%d", cfg.Seed),
+			ListenAddrs: []string{"/ip4/127.0.0.1/tcp/0"}, Bootstrap: bootstrap, AllowPrivate: true,
+			FindEvery: 500 * time.Millisecond, FindMax: 5 * time.Second,
+		}
+	} else {
+		pc.Controller, pc.Mode, pc.Share = rho.Fixed(1), "current", false
+	}
+	p, err := peer.New(pc, peer.Stores{Events: st, Frontier: crawl.BadgerFrontier{DB: st.DB()}, Peers: peer.BadgerPeers{DB: st.DB()}})
+	if err != nil {
+		ln.Close()
+		st.Close()
+		return nil, err
+	}
+	srv := &http.Server{Handler: p.Handler(), ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	return &member{name: name, group: group, peer: p, store: st, srv: srv, base: "http://" + ln.Addr().String(), done: make(chan error, 1)}, nil
+}
+
+// Point is one measurement of every peer.
+type Point struct {
+	T        time.Duration
+	Coverage map[string]float64 // by peer
+	Cache    map[string]float64
+	Group    map[string][2]float64 // by group: mean coverage, mean cache
+}
+
+// measure compares every peer's store with the web's truth.
+func measure(w *testweb.Web, members []*member, t time.Duration) (Point, error) {
+	truth := w.Truth()
+	live := 0
+	for _, ps := range truth {
+		if ps.Live {
+			live++
+		}
+	}
+	pt := Point{T: t, Coverage: map[string]float64{}, Cache: map[string]float64{}, Group: map[string][2]float64{}}
+	sums := map[string][3]float64{}
+	for _, m := range members {
+		var entries, freshEntries, freshLive int
+		err := m.store.Current(func(e webevents.Event) error {
+			ps, ok := truth[e.URL]
+			if !ok {
+				return nil
+			}
+			entries++
+			if fresh(e, ps) {
+				freshEntries++
+				if ps.Live {
+					freshLive++
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return pt, fmt.Errorf("demo: read %s: %w", m.name, err)
+		}
+		pt.Coverage[m.name] = ratio(freshLive, live)
+		pt.Cache[m.name] = ratio(freshEntries, entries)
+		s := sums[m.group]
+		s[0] += pt.Coverage[m.name]
+		s[1] += pt.Cache[m.name]
+		s[2]++
+		sums[m.group] = s
+	}
+	for g, s := range sums {
+		pt.Group[g] = [2]float64{s[0] / s[2], s[1] / s[2]}
+	}
+	return pt, nil
+}
+
+// fresh says whether an entry is state-equivalent to the page now (thesis
+// equation 4.1): same version of a live page, or a deletion of a page
+// that is gone.
+func fresh(e webevents.Event, ps testweb.PageState) bool {
+	if !ps.Live {
+		return e.Stat == webevents.Delete
+	}
+	if e.Stat == webevents.Delete {
+		return false
+	}
+	if e.ETag != "" && ps.ETag != "" {
+		return e.ETag == ps.ETag
+	}
+	return e.LMD >= ps.LMD
+}
+
+func ratio(a, b int) float64 {
+	if b == 0 {
+		return 0
+	}
+	return float64(a) / float64(b)
+}
+
+func progressLine(pt Point, members []*member) string {
+	var rhos []string
+	var polls, merges [2]int64
+	for _, m := range members {
+		st := m.peer.Status(false)
+		g := 0
+		if m.group == Poll {
+			g = 1
+		} else {
+			rhos = append(rhos, fmt.Sprintf("%.2f", st.Rho))
+		}
+		polls[g] += st.Polls
+		merges[g] += st.Merges
+	}
+	c, p := pt.Group[Coop], pt.Group[Poll]
+	return fmt.Sprintf("%5.0fs  freshness: cooperating %.3f (cache %.3f), polling-only %.3f (cache %.3f) | rho %s | polls %d vs %d | merges %d",
+		pt.T.Seconds(), c[0], c[1], p[0], p[1], strings.Join(rhos, " "), polls[0], polls[1], merges[0])
+}
+
+// finalRows reads every peer's figures at the end of the run.
+func finalRows(members []*member, series []Point) []PeerRow {
+	var rows []PeerRow
+	for _, m := range members {
+		st := m.peer.Status(false)
+		r := PeerRow{Name: m.name, Group: m.group, Rho: st.Rho, Polls: st.Polls, Merges: st.Merges,
+			EventsPerPoll: st.EventsPerPoll, EventsPerMerge: st.EventsPerMerge,
+			Bytes: st.Bytes["poll"] + st.Bytes["merge"]}
+		if n := len(series); n > 0 {
+			r.Coverage, r.Cache = series[n-1].Coverage[m.name], series[n-1].Cache[m.name]
+			r.MeanCoverage = meanOverSecondHalf(series, func(p Point) float64 { return p.Coverage[m.name] })
+		}
+		rows = append(rows, r)
+	}
+	sort.SliceStable(rows, func(i, j int) bool { return rows[i].Group < rows[j].Group })
+	return rows
+}
+
+// meanOverSecondHalf averages a series over the second half of the run,
+// when discovery is over: the time-averaged freshness of section 4.2.
+func meanOverSecondHalf(series []Point, f func(Point) float64) float64 {
+	if len(series) == 0 {
+		return 0
+	}
+	half := series[len(series)-1].T / 2
+	var sum float64
+	var n int
+	for _, p := range series {
+		if p.T >= half {
+			sum += f(p)
+			n++
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	return sum / float64(n)
+}

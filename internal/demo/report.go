@@ -1,0 +1,188 @@
+package demo
+
+import (
+	"encoding/csv"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+)
+
+// PeerRow is one peer's figures at the end of a run.
+type PeerRow struct {
+	Name, Group    string
+	Rho            float64
+	Coverage       float64 // at the end
+	MeanCoverage   float64 // averaged over the second half of the run
+	Cache          float64 // thesis cache freshness at the end
+	Polls, Merges  int64
+	EventsPerPoll  float64
+	EventsPerMerge float64
+	Bytes          int64
+}
+
+// Report is what a run measured.
+type Report struct {
+	Config      Config
+	Series      []Point
+	Peers       []PeerRow
+	Groups      map[string]PeerRow // means per group
+	Ratio       float64            // cooperating / polling-only mean coverage, second half
+	Interrupted bool
+}
+
+func (r *Report) summarise() {
+	r.Groups = map[string]PeerRow{}
+	n := map[string]float64{}
+	for _, p := range r.Peers {
+		g := r.Groups[p.Group]
+		g.Name, g.Group = "mean", p.Group
+		g.Rho += p.Rho
+		g.Coverage += p.Coverage
+		g.MeanCoverage += p.MeanCoverage
+		g.Cache += p.Cache
+		g.Polls += p.Polls
+		g.Merges += p.Merges
+		g.EventsPerPoll += p.EventsPerPoll
+		g.EventsPerMerge += p.EventsPerMerge
+		g.Bytes += p.Bytes
+		r.Groups[p.Group] = g
+		n[p.Group]++
+	}
+	for k, g := range r.Groups {
+		c := n[k]
+		g.Rho /= c
+		g.Coverage /= c
+		g.MeanCoverage /= c
+		g.Cache /= c
+		g.Polls = int64(float64(g.Polls) / c)
+		g.Merges = int64(float64(g.Merges) / c)
+		g.EventsPerPoll /= c
+		g.EventsPerMerge /= c
+		g.Bytes = int64(float64(g.Bytes) / c)
+		r.Groups[k] = g
+	}
+	if p := r.Groups[Poll].MeanCoverage; p > 0 {
+		r.Ratio = r.Groups[Coop].MeanCoverage / p
+	}
+}
+
+// Print writes the comparison table.
+func (r *Report) Print(w io.Writer) {
+	fmt.Fprintln(w)
+	if r.Interrupted {
+		fmt.Fprintln(w, "(interrupted: figures so far)")
+	}
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "peer\tgroup\trho\tfreshness (coverage, end)\tcoverage, 2nd half\tcache freshness\tpolls\tmerges\tevents/poll\tevents/merge\tMB moved\t")
+	row := func(p PeerRow) {
+		fmt.Fprintf(tw, "%s\t%s\t%.2f\t%.3f\t%.3f\t%.3f\t%d\t%d\t%.3f\t%.2f\t%.1f\t\n", p.Name, p.Group, p.Rho, p.Coverage, p.MeanCoverage,
+			p.Cache, p.Polls, p.Merges, p.EventsPerPoll, p.EventsPerMerge, float64(p.Bytes)/(1<<20))
+	}
+	for _, p := range r.Peers {
+		row(p)
+	}
+	fmt.Fprintln(tw, "\t\t\t\t\t\t\t\t\t\t\t")
+	for _, g := range []string{Coop, Poll} {
+		row(r.Groups[g])
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "\ncooperating peers held %.2fx the fresh pages of polling-only peers (coverage averaged over the second half),\n", r.Ratio)
+	fmt.Fprintf(w, "for the same %.0f requests per second each.\n", r.Config.Budget)
+}
+
+// Write puts summary.txt, freshness.csv and freshness.svg in dir.
+func (r *Report) Write(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	var sb strings.Builder
+	r.Print(&sb)
+	if err := os.WriteFile(filepath.Join(dir, "summary.txt"), []byte(sb.String()), 0o644); err != nil {
+		return err
+	}
+	f, err := os.Create(filepath.Join(dir, "freshness.csv"))
+	if err != nil {
+		return err
+	}
+	cw := csv.NewWriter(f)
+	header := []string{"seconds", "cooperating_coverage", "cooperating_cache", "polling_coverage", "polling_cache"}
+	for _, p := range r.Peers {
+		header = append(header, p.Name+"_coverage", p.Name+"_cache")
+	}
+	_ = cw.Write(header)
+	num := func(v float64) string { return strconv.FormatFloat(v, 'f', 4, 64) }
+	for _, pt := range r.Series {
+		rec := []string{num(pt.T.Seconds()), num(pt.Group[Coop][0]), num(pt.Group[Coop][1]), num(pt.Group[Poll][0]), num(pt.Group[Poll][1])}
+		for _, p := range r.Peers {
+			rec = append(rec, num(pt.Coverage[p.Name]), num(pt.Cache[p.Name]))
+		}
+		_ = cw.Write(rec)
+	}
+	cw.Flush()
+	if err := cw.Error(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "freshness.svg"), []byte(r.svg()), 0o644)
+}
+
+// svg draws freshness over time for both groups: coverage solid, cache
+// freshness dashed.
+func (r *Report) svg() string {
+	const W, H, left, right, top, bottom = 760.0, 420.0, 60.0, 190.0, 40.0, 50.0
+	pw, ph := W-left-right, H-top-bottom
+	tmax := 1.0
+	if n := len(r.Series); n > 0 {
+		tmax = max(tmax, r.Series[n-1].T.Seconds())
+	}
+	x := func(t float64) float64 { return left + pw*t/tmax }
+	y := func(v float64) float64 { return top + ph*(1-v) }
+	var b strings.Builder
+	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" viewBox="0 0 %.0f %.0f" font-family="sans-serif" font-size="12">`+"\n", W, H, W, H)
+	fmt.Fprintf(&b, `<rect width="100%%" height="100%%" fill="white"/>`+"\n")
+	fmt.Fprintf(&b, `<text x="%.0f" y="22" font-size="15">Freshness over time: %d cooperating vs %d polling-only peers, %.0f requests/s each</text>`+"\n",
+		left, r.Config.Peers, r.Config.Peers, r.Config.Budget)
+	for i := 0; i <= 5; i++ {
+		v := float64(i) / 5
+		fmt.Fprintf(&b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#e5e7eb"/><text x="%.1f" y="%.1f" text-anchor="end">%.1f</text>`+"\n",
+			left, y(v), left+pw, y(v), left-6, y(v)+4, v)
+	}
+	for i := 0; i <= 6; i++ {
+		t := tmax * float64(i) / 6
+		fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" text-anchor="middle">%.0f s</text>`+"\n", x(t), top+ph+18, t)
+	}
+	fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" text-anchor="middle">time since start</text>`+"\n", left+pw/2, H-8)
+	series := []struct {
+		group, label, color, dash string
+		idx                       int
+	}{
+		{Coop, "cooperating, coverage", "#2563eb", "", 0},
+		{Coop, "cooperating, cache", "#2563eb", "6 4", 1},
+		{Poll, "polling-only, coverage", "#d97706", "", 0},
+		{Poll, "polling-only, cache", "#d97706", "6 4", 1},
+	}
+	for i, s := range series {
+		var pts []string
+		for _, pt := range r.Series {
+			pts = append(pts, fmt.Sprintf("%.1f,%.1f", x(pt.T.Seconds()), y(pt.Group[s.group][s.idx])))
+		}
+		dash := ""
+		if s.dash != "" {
+			dash = fmt.Sprintf(` stroke-dasharray="%s"`, s.dash)
+		}
+		fmt.Fprintf(&b, `<polyline fill="none" stroke="%s" stroke-width="2"%s points="%s"/>`+"\n", s.color, dash, strings.Join(pts, " "))
+		ly := top + 10 + float64(i)*20
+		fmt.Fprintf(&b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s" stroke-width="2"%s/><text x="%.1f" y="%.1f">%s</text>`+"\n",
+			left+pw+12, ly, left+pw+36, ly, s.color, dash, left+pw+42, ly+4, s.label)
+	}
+	fmt.Fprintf(&b, `<text x="%.1f" y="%.1f">ratio %.2fx</text>`+"\n", left+pw+12, top+100, r.Ratio)
+	b.WriteString("</svg>\n")
+	return b.String()
+}
