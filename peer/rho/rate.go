@@ -27,8 +27,9 @@ type Rate struct {
 	HalfLife float64 // operations after which an outcome weighs half; default 200
 	Every    int     // operations between decisions; default 10
 	// MinSamples is the decayed number of polls and of merges each side
-	// needs before rho moves; default 10. It keeps the first few
-	// operations from steering.
+	// needs before rho moves; default 3. It keeps the first few
+	// operations from steering, yet lets a peer whose merges are rare
+	// (one peer, merged every few seconds) adapt.
 	MinSamples float64
 
 	ready                     bool
@@ -64,7 +65,7 @@ func (r *Rate) init() {
 		r.Every = 10
 	}
 	if r.MinSamples <= 0 {
-		r.MinSamples = 10
+		r.MinSamples = 3
 	}
 	r.rho = math.Min(r.Max, math.Max(r.Min, r.Start))
 	r.decay = math.Exp2(-1 / r.HalfLife)
@@ -92,7 +93,9 @@ func (r *Rate) Observe(o Outcome) {
 		r.pollSec += sec
 	}
 	r.n++
-	if r.n%r.Every != 0 || r.pollN < r.MinSamples || r.mergeN < r.MinSamples {
+	// No decision in the first two periods: a handful of operations is
+	// noise, not a rate.
+	if r.n%r.Every != 0 || r.n < 2*r.Every || r.pollN < r.MinSamples || r.mergeN < r.MinSamples {
 		return
 	}
 	p, m := r.pollEv/r.pollSec, r.mergeEv/r.mergeSec
