@@ -33,7 +33,7 @@ type Config struct {
 	Budget      float64       // requests per second of every peer; default 40
 	Controller  string        // rho controller of the cooperating peers; default "rate"
 	Seed        uint64        // the web's random seed; default 1
-	Dir         string        // where the peers' stores go; default a temporary folder
+	Dir         string        // a new folder for the peers' stores is made in it; default the system's temporary folder
 	Keep        bool          // keep Dir afterwards
 	Results     string        // folder for freshness.csv, freshness.svg, summary.txt; default "demo-results"
 	Every       time.Duration // progress line interval; default 5 s
@@ -110,13 +110,16 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, err
 	}
 	out := cfg.Out
-	dir := cfg.Dir
-	if dir == "" {
-		d, err := os.MkdirTemp("", "cocrawl-demo-")
-		if err != nil {
+	// A fresh folder, inside Dir when given, so removing it at the end
+	// never touches anything else.
+	if cfg.Dir != "" {
+		if err := os.MkdirAll(cfg.Dir, 0o700); err != nil {
 			return nil, err
 		}
-		dir = d
+	}
+	dir, err := os.MkdirTemp(cfg.Dir, "cocrawl-demo-")
+	if err != nil {
+		return nil, err
 	}
 	if !cfg.Keep {
 		defer os.RemoveAll(dir)
