@@ -69,15 +69,29 @@ func (s *peerSet) add(shrURL, source string, now time.Time) (Record, bool) {
 	return *r, true
 }
 
+// Bounds on what discovery can make a peer keep: peers found over libp2p
+// are not vetted, so a flood of identities must not grow the table (and
+// the merges it schedules) without end. Static peers are not counted out.
+const (
+	maxPeers = 1024
+	maxAddrs = 16
+)
+
 // addP2P makes a peer found over libp2p known, or refreshes its addresses.
 func (s *peerSet) addP2P(key, id string, addrs []string, source string, now time.Time) (Record, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if r, ok := s.rows[key]; ok {
 		if len(addrs) > 0 {
-			r.P2PAddrs = addrs
+			r.P2PAddrs = addrs[:min(len(addrs), maxAddrs)]
 		}
 		return *r, false
+	}
+	if len(s.rows) >= maxPeers {
+		return Record{}, false // a community that large, or a flood of fake IDs
+	}
+	if len(addrs) > maxAddrs {
+		addrs = addrs[:maxAddrs]
 	}
 	r := &Record{URL: key, Source: source, Added: now, PeerID: id, P2PAddrs: addrs,
 		Interval: Duration(s.sched.MergeMin), NextDue: now}

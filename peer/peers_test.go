@@ -2,6 +2,7 @@ package peer
 
 import (
 	"errors"
+	"fmt"
 	"reflect"
 	"testing"
 	"time"
@@ -82,5 +83,21 @@ func TestDelegation(t *testing.T) {
 	// A peer not merged for long gets its prefixes polled again.
 	if got := s.delegated(now.Add(4 * time.Minute)); len(got) != 0 {
 		t.Fatalf("delegated to a stale peer: %v", got)
+	}
+}
+
+func TestDiscoveredPeersAreBounded(t *testing.T) {
+	s := newPeerSet(Schedule{})
+	now := time.Unix(1_700_000_000, 0)
+	many := make([]string, 40)
+	for i := range many {
+		many[i] = "/ip4/127.0.0.1/tcp/1"
+	}
+	for i := range maxPeers + 10 {
+		s.addP2P(fmt.Sprintf("libp2p://p%d/robots.shr", i), fmt.Sprint(i), many, "dht", now)
+	}
+	rows := s.snapshot()
+	if len(rows) != maxPeers || len(rows[0].P2PAddrs) != maxAddrs {
+		t.Fatalf("%d rows, %d addresses in the first", len(rows), len(rows[0].P2PAddrs))
 	}
 }
