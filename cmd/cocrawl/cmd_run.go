@@ -116,12 +116,7 @@ func cmdRun(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return usagef("%v", err)
 	}
-	p2pClosed := false
-	defer func() {
-		if !p2pClosed {
-			p.Close()
-		}
-	}()
+	defer p.Close() // Run closes the libp2p host too; Close is idempotent
 	known, err := p.FrontierSize()
 	if err != nil {
 		return err
@@ -159,7 +154,6 @@ func cmdRun(ctx context.Context, args []string, out io.Writer) error {
 	runCtx, stopRun := context.WithCancel(ctx)
 	defer stopRun()
 	done := make(chan error, 1)
-	p2pClosed = true // Run closes it
 	go func() { done <- p.Run(runCtx) }()
 	var tick <-chan time.Time
 	if *every > 0 {

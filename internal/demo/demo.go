@@ -99,7 +99,6 @@ type member struct {
 	store       *webevents.BadgerStore
 	srv         *http.Server
 	base        string
-	done        chan error
 }
 
 // Run runs the demonstration until Config.Duration has passed or ctx ends,
@@ -173,7 +172,12 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			}
 			members = append(members, m)
 			wg.Add(1)
-			go func() { defer wg.Done(); m.done <- m.peer.Run(runCtx) }()
+			go func() {
+				defer wg.Done()
+				if err := m.peer.Run(runCtx); err != nil {
+					fmt.Fprintf(out, "%s stopped with an error: %v\n", m.name, err)
+				}
+			}()
 			if g == 0 && i == 0 {
 				bootstrap = m.peer.P2PAddrs()[:1]
 			}
@@ -286,7 +290,7 @@ func startMember(ctx context.Context, cfg Config, dir, group string, i int, host
 	}
 	srv := &http.Server{Handler: p.Handler(), ReadHeaderTimeout: 5 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
-	return &member{name: name, group: group, peer: p, store: st, srv: srv, base: "http://" + ln.Addr().String(), done: make(chan error, 1)}, nil
+	return &member{name: name, group: group, peer: p, store: st, srv: srv, base: "http://" + ln.Addr().String()}, nil
 }
 
 // Point is one measurement of every peer.
