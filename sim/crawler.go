@@ -1,0 +1,286 @@
+package sim
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"time"
+
+	"github.com/cocrawl/cocrawl/peer/rho"
+)
+
+// chunkRecords is how many records a merge delivers at once: records travel
+// newest first and land chunk by chunk, so a merge cut short by the end of
+// the run has delivered the most recent part.
+const chunkRecords = 256
+
+// crawler is one simulated crawler running algorithm 5.1: single-threaded,
+// always busy with one poll or one merge.
+type crawler struct {
+	id      int
+	ctrl    rho.Controller
+	spec    string
+	sharing bool
+	group   int
+	rng     *rand.Rand
+
+	// visit order: a random affine permutation of the object slots,
+	// slot = (permA*i + permB) mod permMod, skipping slots not created yet
+	// (an object enters every visit order when it is created) and slots
+	// known to be deleted (removed from the visitset, section 5.3).
+	permA, permB, permMod, cursor uint64
+	peers                         []int32
+	nextPeer                      int
+
+	// the operation in flight
+	merging  bool
+	obj      uint32 // the object polled
+	peer     int    // the peer merged from
+	opStart  float64
+	opRho    float64
+	opEvents int
+	recs     []record // records of the merge new to this crawler, newest first
+	recNext  int      // recs[:recNext] have landed
+	moving   int      // records of the merge still in transfer, new or not
+	phase    float64  // bytes left in the current phase
+	rate     float64  // bytes per second now
+	since    float64  // when phase was last brought up to date
+	incoming []int32  // crawlers merging from this one now
+
+	// merging state, per peer: when this crawler last merged from it and
+	// how far into the peer's share log it has read
+	lastVisit []float64 // -1: never
+	lastPos   []int64
+
+	// the share log: what this crawler polled or merged, in order
+	log     []record
+	logBase int64 // absolute position of log[0]
+	trimAt  int
+
+	// freshness
+	fresh, entries   int
+	tLast, gLast     float64
+	areaCache        float64
+	areaCover        float64
+	polls, merges    int64
+	pollEvents       int64
+	mergeEvents      int64
+	records, served  int64
+	bytes            float64
+	busy             float64
+	rhoTime, lowTime float64
+}
+
+// nextObject is the next slot of c's visit order that is created and not
+// known to be deleted. ok is false only if no slot qualifies.
+func (w *world) nextObject(c *crawler) (uint32, bool) {
+	for range c.permMod {
+		i := c.cursor
+		c.cursor++
+		if c.cursor == c.permMod {
+			c.cursor = 0
+		}
+		o := (c.permA*i + c.permB) % c.permMod
+		if o >= uint64(w.created) || w.versions[int(o)*w.n+c.id] == verDeleted {
+			continue
+		}
+		return uint32(o), true
+	}
+	return 0, false
+}
+
+// startOp draws c's next operation (algorithm 5.1, lines 2-3) and starts it.
+func (w *world) startOp(c *crawler) {
+	c.opStart = w.now
+	c.opRho = c.ctrl.Rho()
+	c.opEvents = 0
+	c.since = w.now
+	poll := len(c.peers) == 0 || c.rng.Float64() < c.opRho
+	if poll {
+		o, ok := w.nextObject(c)
+		c.merging = false
+		c.obj = o
+		c.phase = w.objectBytes(o)
+		if !ok { // nothing left to poll: a request for nothing
+			c.obj = math.MaxUint32
+			c.phase = w.m.MergeOverhead
+		}
+		c.rate = w.rateOf(c)
+		w.jobs.set(c.id, w.now+c.phase/c.rate)
+		return
+	}
+	p := &w.crawlers[c.peers[c.nextPeer]]
+	c.nextPeer = (c.nextPeer + 1) % len(c.peers)
+	c.merging = true
+	c.peer = p.id
+	c.recs, c.recNext, c.moving = c.recs[:0], 0, 0
+	if p.sharing {
+		w.collect(c, p)
+	}
+	c.phase = w.m.MergeOverhead + float64(min(c.moving, chunkRecords))*w.m.RecordBytes
+	p.incoming = append(p.incoming, int32(c.id))
+	c.rate = w.rateOf(c)
+	w.jobs.set(c.id, w.now+c.phase/c.rate)
+	w.linkChanged(p)
+}
+
+// collect gathers the records c merges from p (algorithm 5.3): those of
+// p's cache seen on the web at or after c's last visit, newest first. A
+// first visit only records the time, as in the thesis. p's share log holds
+// every record p took, in order; an entry p has since replaced is skipped.
+// The sharing crawler does no filtering for c (section 6.1), so records c
+// already holds travel too.
+//
+// Algorithm 5.3 compares the record's last-modified date with the last
+// visit. Read literally, a merge would carry only web-events that happened
+// since the last visit, which a poll rarely sees (it finds an update up to a
+// whole cycle after it happened), and merging could never beat polling,
+// against every result of chapter 6. We compare the date the record's
+// web-event was seen by the crawler that polled it (lpd in our .dat
+// records, kept as records are merged on): see sim/README.md.
+func (w *world) collect(c, p *crawler) {
+	end := p.logBase + int64(len(p.log))
+	last := c.lastVisit[p.id]
+	from := c.lastPos[p.id]
+	c.lastVisit[p.id] = w.now
+	c.lastPos[p.id] = end
+	if last < 0 {
+		return
+	}
+	// Newest first: the log is in the order p took records, and a record
+	// is seen before it is taken, so walking it backwards is close to
+	// newest-seen first without a sort. A record c already holds (or holds
+	// newer) at the start of the merge will change nothing when it lands,
+	// as c's versions only grow: it is counted for the transfer's cost and
+	// not kept, which halves the simulator's work on echoed records.
+	log := p.log[max(0, from-p.logBase):]
+	base := int(c.id)
+	for i := len(log) - 1; i >= 0; i-- {
+		r := log[i]
+		if r.lpd < last {
+			continue
+		}
+		row := int(r.obj) * w.n
+		if w.versions[row+p.id] != r.ver {
+			continue // p has replaced it since
+		}
+		c.moving++
+		if have := w.versions[row+base]; have == verDeleted || (r.ver != verDeleted && have != verNone && have >= r.ver) {
+			continue
+		}
+		c.recs = append(c.recs, r)
+	}
+	p.served += int64(c.moving)
+}
+
+// rateOf is the speed of c's transfer: its link's speed, shared with the
+// merges served over the same link, times the share of the network.
+func (w *world) rateOf(c *crawler) float64 {
+	if !w.m.Contention {
+		return w.m.LinkBps / 8
+	}
+	load := 1 + len(c.incoming)
+	if c.merging {
+		load = max(load, 1+len(w.crawlers[c.peer].incoming))
+	}
+	return w.m.LinkBps / 8 * w.gnet / float64(load)
+}
+
+// linkChanged reschedules the transfers on p's link after a merge from p
+// started or ended: p's own operation and every merge p serves.
+func (w *world) linkChanged(p *crawler) {
+	if !w.m.Contention {
+		return
+	}
+	w.reschedule(p)
+	for _, q := range p.incoming {
+		w.reschedule(&w.crawlers[q])
+	}
+}
+
+func (w *world) reschedule(c *crawler) {
+	rate := w.rateOf(c)
+	if rate == c.rate {
+		return
+	}
+	c.phase = max(0, c.phase-c.rate*(w.now-c.since))
+	c.since = w.now
+	c.rate = rate
+	w.jobs.set(c.id, w.now+c.phase/rate)
+}
+
+// phaseDone handles the end of c's current transfer phase.
+func (w *world) phaseDone(c *crawler) {
+	if !c.merging {
+		w.pollDone(c)
+		w.finishOp(c)
+		return
+	}
+	// This chunk of the transfer carries its share of the records new to
+	// c (they are spread through the stream; the last chunk lands the rest).
+	k := min(c.moving, chunkRecords)
+	left := len(c.recs) - c.recNext
+	u := left
+	if k < c.moving {
+		u = left * k / c.moving
+	}
+	for _, r := range c.recs[c.recNext : c.recNext+u] {
+		if w.acquire(c, r.obj, r.ver, r.lpd) {
+			c.opEvents++
+		}
+	}
+	c.recNext += u
+	c.moving -= k
+	c.records += int64(k)
+	c.bytes += float64(k) * w.m.RecordBytes
+	if c.moving > 0 {
+		c.phase = float64(min(c.moving, chunkRecords)) * w.m.RecordBytes
+		c.since = w.now
+		w.jobs.set(c.id, w.now+c.phase/c.rate)
+		return
+	}
+	c.bytes += w.m.MergeOverhead
+	p := &w.crawlers[c.peer]
+	if i := slices.Index(p.incoming, int32(c.id)); i >= 0 {
+		p.incoming = slices.Delete(p.incoming, i, i+1)
+	}
+	c.merges++
+	c.mergeEvents += int64(c.opEvents)
+	w.linkChanged(p)
+	w.finishOp(c)
+}
+
+// pollDone applies what a poll saw when its response arrived (algorithm 5.2).
+func (w *world) pollDone(c *crawler) {
+	c.polls++
+	o := c.obj
+	if int(o) >= w.created {
+		return
+	}
+	c.bytes += w.objectBytes(o)
+	if w.dead[o] {
+		idx := int(o)*w.n + c.id
+		if w.versions[idx] == verNone {
+			w.versions[idx] = verDeleted // never seen: not an event, but not visited again
+			return
+		}
+		if w.acquire(c, o, verDeleted, w.now) {
+			c.opEvents = 1
+		}
+	} else if w.acquire(c, o, w.cur[o], w.now) {
+		c.opEvents = 1
+	}
+	c.pollEvents += int64(c.opEvents)
+}
+
+// finishOp reports the operation to c's controller and starts the next.
+func (w *world) finishOp(c *crawler) {
+	d := w.now - c.opStart
+	c.ctrl.Observe(rho.Outcome{Merge: c.merging, Events: c.opEvents, Cost: time.Duration(d * 1e9)})
+	c.busy += d
+	c.rhoTime += c.opRho * d
+	if c.opRho < 0.5 {
+		c.lowTime += d
+	}
+	w.startOp(c)
+}

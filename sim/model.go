@@ -1,0 +1,111 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"math"
+)
+
+// Model holds the parameters of the simulated web and network (thesis
+// section 6.1, with the values it leaves out chosen in sim/README.md).
+type Model struct {
+	Objects      int     // live web objects at the start (thesis: 1,000,000)
+	Duration     float64 // simulated seconds (thesis: 180 days)
+	CreatePerDay float64 // object creations per simulated day (thesis: 3,476)
+	DeletePerDay float64 // object deletions per simulated day (thesis: 3,476)
+	UpdateRate   float64 // updates per live object per second (lambda_U; not in the thesis: calibrated)
+
+	NetworkBps float64 // the shared network (thesis: 1.5 Mbps)
+	LinkBps    float64 // every crawler's link (thesis: 100 Kbps)
+	Damping    float64 // slots of the network = Damping x NetworkBps / LinkBps (not in the thesis)
+	Contention bool    // false: every transfer runs at full link speed
+
+	ObjectBytes   float64 // mean bytes one poll transfers (1 s at 100 Kbps: "about one object per second")
+	ObjectSpread  float64 // object sizes are uniform in ObjectBytes x [1-spread, 1+spread]
+	RecordBytes   float64 // bytes of one web-event record in a merge (our .dat format: 162)
+	MergeOverhead float64 // bytes of a merge besides its records: the robots.shr check and request
+
+	SampleEvery float64 // simulated seconds between two samples of the freshness series
+}
+
+// Day is a simulated day in seconds.
+const Day = 86400.0
+
+// ThesisUpdateRate is lambda_U, calibrated so that the no-contention
+// baseline's time-averaged freshness is 0.2 at thesis scale (figure 6.1);
+// sim/README.md records the calibration run.
+const ThesisUpdateRate = 4.9e-6
+
+// Thesis returns the model at the thesis's scale (section 6.1).
+func Thesis() Model {
+	return Model{
+		Objects:       1_000_000,
+		Duration:      180 * Day,
+		CreatePerDay:  3476,
+		DeletePerDay:  3476,
+		UpdateRate:    ThesisUpdateRate,
+		NetworkBps:    1.5e6,
+		LinkBps:       1e5,
+		Damping:       1,
+		Contention:    true,
+		ObjectBytes:   12500,
+		ObjectSpread:  0.5,
+		RecordBytes:   16,
+		MergeOverhead: 12500,
+		SampleEvery:   Day,
+	}
+}
+
+// Scaled shrinks the model by k in (0,1]: k times the objects and the
+// duration, the update rate divided by k. What stays: a crawler's cycle
+// through the web in simulated time over the duration (the number of
+// cycles), updates per object per cycle, the share of the web created and
+// deleted per cycle, web-events per second and the cost of every transfer.
+// What does not: a crawler visits each of its N-1 peers fewer times per
+// cycle, so large N at small k understates merging (sim/README.md).
+func (m Model) Scaled(k float64) Model {
+	m.Objects = int(math.Round(float64(m.Objects) * k))
+	m.Duration *= k
+	m.UpdateRate /= k
+	m.SampleEvery *= k
+	return m
+}
+
+// Scales names the presets of --scale.
+var Scales = map[string]float64{"thesis": 1, "medium": 0.1, "small": 0.01, "tiny": 0.001}
+
+// Slots is the number of transfers the network carries at full link speed.
+func (m Model) Slots() float64 { return m.Damping * m.NetworkBps / m.LinkBps }
+
+// ErrModel is wrapped by Validate errors.
+var ErrModel = errors.New("sim: bad model")
+
+// Validate reports a parameter out of range.
+func (m Model) Validate() error {
+	switch {
+	case m.Objects < 1:
+		return fmt.Errorf("%w: objects %d < 1", ErrModel, m.Objects)
+	case m.Objects > 50_000_000:
+		return fmt.Errorf("%w: objects %d > 50,000,000", ErrModel, m.Objects)
+	case !(m.Duration > 0) || math.IsInf(m.Duration, 0):
+		return fmt.Errorf("%w: duration must be positive", ErrModel)
+	case m.CreatePerDay < 0 || m.DeletePerDay < 0 || m.UpdateRate < 0:
+		return fmt.Errorf("%w: rates cannot be negative", ErrModel)
+	case !(m.NetworkBps > 0) || !(m.LinkBps > 0) || !(m.Damping > 0):
+		return fmt.Errorf("%w: bandwidths and damping must be positive", ErrModel)
+	case !(m.ObjectBytes > 0) || m.ObjectSpread < 0 || m.ObjectSpread >= 1:
+		return fmt.Errorf("%w: object bytes must be positive, spread in [0,1)", ErrModel)
+	case m.RecordBytes < 0 || !(m.MergeOverhead > 0):
+		return fmt.Errorf("%w: record bytes cannot be negative and a merge's overhead must be positive", ErrModel)
+	case !(m.SampleEvery > 0):
+		return fmt.Errorf("%w: sample interval must be positive", ErrModel)
+	}
+	return nil
+}
+
+// maxSlots bounds the object slots a run allocates: the initial objects and
+// the creations expected over the run with a margin of ten deviations.
+func (m Model) maxSlots() int {
+	c := m.CreatePerDay * m.Duration / Day
+	return m.Objects + int(math.Ceil(c+10*math.Sqrt(c)+16))
+}

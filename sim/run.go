@@ -1,0 +1,116 @@
+package sim
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"time"
+
+	"github.com/cocrawl/cocrawl/peer/rho"
+)
+
+// CrawlerSpec is one crawler of a run.
+type CrawlerSpec struct {
+	Controller string // a peer/rho controller as rho.Parse reads it: "1", "fixed:0.85", "bangbang", ...
+	Sharing    bool   // publishes what it polls and merges for peers to merge
+	Group      string // results and series are averaged per group ("coop", "mirror", ...)
+}
+
+// Setup is one simulation run.
+type Setup struct {
+	Model    Model
+	Crawlers []CrawlerSpec
+	Seed     uint64
+	// Progress, if set, is called with the share of simulated time done,
+	// once per sample, from the run's goroutine.
+	Progress func(done float64)
+}
+
+// CrawlerResult is what one crawler measured over a run.
+type CrawlerResult struct {
+	Group      string
+	Controller string
+	Sharing    bool
+	// Freshness is the time-averaged cache freshness of section 4.2: the
+	// share of the crawler's cache entries equal to the web's current state,
+	// averaged over the whole run.
+	Freshness    float64
+	FreshnessEnd float64 // the same, at the end of the run
+	// Coverage is the share of the whole live web whose current state the
+	// crawler holds, averaged over the run.
+	Coverage    float64
+	CoverageEnd float64
+	Polls       int64
+	Merges      int64
+	PollEvents  int64   // web-events polls found (creations, updates, deletions)
+	MergeEvents int64   // records merges brought that were new to the crawler
+	Records     int64   // records received in merges, new or not
+	Served      int64   // records sent to peers that merged from this crawler
+	Bytes       float64 // bytes received
+	MeanRho     float64 // rho averaged over simulated time
+	LowShare    float64 // share of simulated time spent with rho < 0.5
+}
+
+// Result is one run's outcome.
+type Result struct {
+	Crawlers  []CrawlerResult
+	Times     []float64            // sample times, simulated seconds
+	Series    map[string][]float64 // per group, mean instantaneous cache freshness at each sample
+	Cover     map[string][]float64 // per group, mean coverage at each sample
+	WebEvents int64                // creations, updates and deletions on the web
+	Ops       int64                // polls and merges completed by all crawlers
+	Moved     int64                // records moved by all merges
+	Wall      time.Duration        // wall time of the run
+	MemBytes  int64                // bytes of the per-object and per-crawler state
+}
+
+// GroupMean averages f over the crawlers of group g (all crawlers if g is "").
+func (r *Result) GroupMean(g string, f func(*CrawlerResult) float64) float64 {
+	sum, n := 0.0, 0
+	for i := range r.Crawlers {
+		if g == "" || r.Crawlers[i].Group == g {
+			sum += f(&r.Crawlers[i])
+			n++
+		}
+	}
+	if n == 0 {
+		return math.NaN()
+	}
+	return sum / float64(n)
+}
+
+// Run simulates one setup to the end of its model's duration. It is
+// deterministic for a given setup and seed.
+func Run(ctx context.Context, s Setup) (*Result, error) {
+	if err := s.Model.Validate(); err != nil {
+		return nil, err
+	}
+	if len(s.Crawlers) == 0 {
+		return nil, fmt.Errorf("%w: no crawlers", ErrModel)
+	}
+	if len(s.Crawlers) > 4096 {
+		return nil, fmt.Errorf("%w: %d crawlers, at most 4,096", ErrModel, len(s.Crawlers))
+	}
+	ctrls := make([]rho.Controller, len(s.Crawlers))
+	for i, c := range s.Crawlers {
+		ctl, err := rho.Parse(c.Controller)
+		if err != nil {
+			return nil, fmt.Errorf("crawler %d: %w", i, err)
+		}
+		ctrls[i] = ctl
+	}
+	start := time.Now()
+	w := newWorld(s, ctrls)
+	if err := w.run(ctx, s.Progress); err != nil {
+		return nil, err
+	}
+	res := w.result()
+	res.Wall = time.Since(start)
+	return res, nil
+}
+
+// newRand returns the generator of one stream of a run.
+func newRand(seed, stream uint64) *rand.Rand {
+	return rand.New(rand.NewPCG(seed, stream^0x9e3779b97f4a7c15))
+}
