@@ -27,7 +27,7 @@ var commands = map[string]command{
 	"robots":  {"say whether AGENT may fetch URL under the robots.txt in FILE", cmdRobots},
 	"peers":   {"ask a running peer for its peer table", cmdPeers},
 	"testweb": {"serve a synthetic changing web on loopback, to crawl and test against", cmdTestweb},
-	"sim":     {"run the thesis's experiments in the simulator (not built yet)", notBuilt("sim", 6)},
+	"sim":     {"run an experiment of the thesis's chapter 6 in the simulator", cmdSim},
 	"demo":    {"a cooperating community against polling-only peers on a synthetic web", cmdDemo},
 }
 
@@ -93,13 +93,5 @@ func usage(w io.Writer) {
 	sort.Strings(names)
 	for _, n := range names {
 		fmt.Fprintf(w, "  %-8s %s\n", n, commands[n].summary)
-	}
-}
-
-// notBuilt is the command of a subcommand whose issue is still open: it
-// says so plainly instead of pretending.
-func notBuilt(name string, issue int) func(context.Context, []string, io.Writer) error {
-	return func(context.Context, []string, io.Writer) error {
-		return fmt.Errorf("'%s' is not built yet (issue %d); see README.md for what works today", name, issue)
 	}
 }

@@ -1,0 +1,107 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/cocrawl/cocrawl/sim"
+)
+
+func cmdSim(ctx context.Context, args []string, out io.Writer) error {
+	fs := newFlags("sim", "sim EXPERIMENT [--scale S] [--seed N] [--n LIST] [--out DIR]\n\nexperiments:\n"+experimentList())
+	scale := fs.String("scale", "small", "model size: thesis (1,000,000 objects, 180 days), medium (1/10), small (1/100) or tiny (1/1000)")
+	seed := fs.Uint64("seed", 1, "random seed; a run's result depends only on it and the run")
+	nList := fs.String("n", "", "numbers of crawlers, comma-separated (default: the experiment's own)")
+	trials := fs.Int("trials", 3, "random-rho: trials per N")
+	freeMax := fs.Int("free-max-n", 64, "largest N also simulated without contention (merged records grow with N squared there)")
+	workers := fs.Int("workers", 0, "runs at once (default: one per core)")
+	dir := fs.String("out", "", "folder for the CSV and SVG files (default sim-results/EXPERIMENT)")
+	quiet := fs.Bool("quiet", false, "no progress bar")
+	damping := fs.Float64("damping", 1, "network slots = damping x 1.5 Mbps / 100 Kbps")
+	record := fs.Float64("record-bytes", 16, "bytes of one merged web-event record")
+	update := fs.Float64("update-rate", 0, "updates per object per second at thesis scale (default: the calibrated value)")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usagef("sim takes one experiment: %s", strings.Join(experimentNames(), ", "))
+	}
+	if err := layerSettings(fs); err != nil {
+		return err
+	}
+	name := pos[0]
+	if !contains(experimentNames(), name) {
+		return usagef("no experiment %q: %s", name, strings.Join(experimentNames(), ", "))
+	}
+	k, ok := sim.Scales[*scale]
+	if !ok {
+		return usagef("--scale %q: thesis, medium, small or tiny", *scale)
+	}
+	m := sim.Thesis()
+	m.Damping = *damping
+	m.RecordBytes = *record
+	if *update > 0 {
+		m.UpdateRate = *update
+	}
+	m = m.Scaled(k)
+	if err := m.Validate(); err != nil {
+		return usagef("%v", err)
+	}
+	o := sim.Options{Model: m, Scale: *scale, Seed: *seed, Trials: *trials, FreeMaxN: *freeMax, Workers: *workers}
+	if *nList != "" {
+		for _, f := range strings.Split(*nList, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || n < 1 || n > 4096 {
+				return usagef("--n: %q is not a number of crawlers in [1,4096]", f)
+			}
+			o.Ns = append(o.Ns, n)
+		}
+	}
+	if !*quiet {
+		o.Progress = os.Stderr
+	}
+	if *dir == "" {
+		*dir = filepath.Join("sim-results", name)
+	}
+	rep, err := sim.RunExperiment(ctx, name, o)
+	if err != nil {
+		return err
+	}
+	if err := rep.Write(*dir); err != nil {
+		return err
+	}
+	fmt.Fprint(out, rep.Text())
+	fmt.Fprintf(out, "results in %s\n", *dir)
+	return nil
+}
+
+func experimentNames() []string {
+	var ns []string
+	for _, e := range sim.Experiments() {
+		ns = append(ns, e[0])
+	}
+	return ns
+}
+
+func experimentList() string {
+	var b strings.Builder
+	for _, e := range sim.Experiments() {
+		fmt.Fprintf(&b, "  %-12s %s\n", e[0], e[1])
+	}
+	return b.String()
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
