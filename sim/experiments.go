@@ -399,6 +399,9 @@ func planBangBang(p *plan) func(*Report) {
 	ns := p.ns(powers(1, 9))
 	for _, n := range ns {
 		controllerRun(p, n, "bangbang")
+		if p.opts.NoCompare {
+			continue
+		}
 		baselineRun(p, n, true)
 		for _, r := range bestRhos {
 			fixedRun(p, n, r, true)
@@ -414,9 +417,13 @@ func planBangBang(p *plan) func(*Report) {
 			wall += run.res.Wall
 			low := run.res.GroupMean("", func(c *CrawlerResult) float64 { return c.LowShare })
 			f := freshness(run, "")
-			fb := freshness(baselineRun(p, n, true), "")
-			br, brho := bestFixed(p, n)
-			fbest := freshness(br, "")
+			fb, fbest, brho := math.NaN(), math.NaN(), math.NaN()
+			if !p.opts.NoCompare {
+				fb = freshness(baselineRun(p, n, true), "")
+				var br *runSpec
+				br, brho = bestFixed(p, n)
+				fbest = freshness(br, "")
+			}
 			x := float64(n)
 			bb.X, bb.Y = append(bb.X, x), append(bb.Y, f)
 			base.X, base.Y = append(base.X, x), append(base.Y, fb)
@@ -438,7 +445,7 @@ func planBangBang(p *plan) func(*Report) {
 }
 
 // Controllers compared by the controllers experiment besides fixed rho.
-var Controllers = []string{"bangbang", "rate"}
+var Controllers = []string{"bangbang", "rate", "seek"}
 
 func planControllers(p *plan) func(*Report) {
 	ns := p.ns(powers(1, 9))

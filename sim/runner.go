@@ -21,6 +21,10 @@ type Options struct {
 	Trials   int   // random-rho trials per N (default 3)
 	FreeMaxN int   // largest N simulated without contention (default 64; see sim/README.md)
 	Workers  int   // runs at once (default: one per core)
+	// NoCompare runs only bang-bang in the bangbang experiment, without
+	// the baseline and fixed-rho runs figure 6.13 compares it with: the
+	// table 6.1 timing.
+	NoCompare bool
 	// Progress receives a progress bar with the time left; nil for none.
 	Progress io.Writer
 }

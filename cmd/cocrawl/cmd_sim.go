@@ -22,6 +22,7 @@ func cmdSim(ctx context.Context, args []string, out io.Writer) error {
 	workers := fs.Int("workers", 0, "runs at once (default: one per core)")
 	dir := fs.String("out", "", "folder for the CSV and SVG files (default sim-results/EXPERIMENT)")
 	quiet := fs.Bool("quiet", false, "no progress bar")
+	noCompare := fs.Bool("no-compare", false, "bangbang: only the bang-bang runs (table 6.1), not the baseline and fixed rho of figure 6.13")
 	damping := fs.Float64("damping", 1, "network slots = damping x 1.5 Mbps / 100 Kbps")
 	record := fs.Float64("record-bytes", 16, "bytes of one merged web-event record")
 	update := fs.Float64("update-rate", 0, "updates per object per second at thesis scale (default: the calibrated value)")
@@ -53,7 +54,7 @@ func cmdSim(ctx context.Context, args []string, out io.Writer) error {
 	if err := m.Validate(); err != nil {
 		return usagef("%v", err)
 	}
-	o := sim.Options{Model: m, Scale: *scale, Seed: *seed, Trials: *trials, FreeMaxN: *freeMax, Workers: *workers}
+	o := sim.Options{Model: m, Scale: *scale, Seed: *seed, Trials: *trials, FreeMaxN: *freeMax, Workers: *workers, NoCompare: *noCompare}
 	if *nList != "" {
 		for _, f := range strings.Split(*nList, ",") {
 			n, err := strconv.Atoi(strings.TrimSpace(f))

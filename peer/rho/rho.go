@@ -29,7 +29,7 @@ type Controller interface {
 var ErrBadSpec = errors.New("rho: bad controller")
 
 // Parse builds a controller from its name: "fixed:R" or a bare number R in
-// [0,1], "bangbang", or "rate". Names are case-insensitive.
+// [0,1], "bangbang", "rate" or "seek". Names are case-insensitive.
 func Parse(spec string) (Controller, error) {
 	s := strings.ToLower(strings.TrimSpace(spec))
 	name, arg, hasArg := strings.Cut(s, ":")
@@ -44,6 +44,11 @@ func Parse(spec string) (Controller, error) {
 			return nil, fmt.Errorf("%w: %q takes no argument", ErrBadSpec, spec)
 		}
 		return NewRate(), nil
+	case "seek":
+		if hasArg {
+			return nil, fmt.Errorf("%w: %q takes no argument", ErrBadSpec, spec)
+		}
+		return NewSeek(), nil
 	case "fixed":
 		if !hasArg {
 			return nil, fmt.Errorf("%w: %q needs a value, as in fixed:0.5", ErrBadSpec, spec)
@@ -55,7 +60,7 @@ func Parse(spec string) (Controller, error) {
 			return parseFixed(name, spec)
 		}
 	}
-	return nil, fmt.Errorf("%w: %q is not fixed:R, a number, bangbang or rate", ErrBadSpec, spec)
+	return nil, fmt.Errorf("%w: %q is not fixed:R, a number, bangbang, rate or seek", ErrBadSpec, spec)
 }
 
 func parseFixed(v, spec string) (Controller, error) {

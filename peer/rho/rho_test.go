@@ -252,3 +252,56 @@ func TestRateStaysInBounds(t *testing.T) {
 		}
 	}
 }
+
+// Seek moves towards the share of merges under which its polls find its
+// cache fresher, and stays within its bounds.
+func TestSeekClimbsTowardsFresherProbe(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		fresherLow bool // fresher when merging less (rho higher)
+	}{{"fewer merges fresher", true}, {"more merges fresher", false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := NewSeek()
+			start := s.Centre()
+			rng := rand.New(rand.NewPCG(1, 2))
+			for i := range 200_000 {
+				r := s.Rho()
+				// freshness seen by polls: 0.6 plus 0.2 per unit of rho
+				// (or minus), so each probe differs clearly.
+				f := 0.6 + 0.2*(r-0.95)
+				if !tc.fresherLow {
+					f = 0.6 - 0.2*(r-0.95)
+				}
+				ev := 0
+				if rng.Float64() >= f {
+					ev = 1
+				}
+				if i%20 == 0 {
+					s.Observe(Outcome{Merge: true, Events: 50, Cost: time.Second})
+				}
+				s.Observe(Outcome{Events: ev, Cost: time.Second})
+				if r < 0.5-1e-9 || r > 0.998+1e-9 {
+					t.Fatalf("rho %.4f out of bounds", r)
+				}
+			}
+			end := s.Centre()
+			if tc.fresherLow && end <= start+0.03 || !tc.fresherLow && end >= start-0.03 {
+				t.Fatalf("centre moved from %.3f to %.3f", start, end)
+			}
+		})
+	}
+}
+
+func TestSeekIgnoresMergeEvents(t *testing.T) {
+	s := NewSeek()
+	before := s.Centre()
+	for range 10_000 {
+		s.Observe(Outcome{Merge: true, Events: 1000, Cost: time.Millisecond})
+	}
+	if s.Centre() != before {
+		t.Fatal("merges alone moved rho")
+	}
+	if c, err := Parse("seek"); err != nil || c.Name() != "seek" {
+		t.Fatalf("Parse(seek): %v %v", c, err)
+	}
+}
