@@ -1,7 +1,7 @@
 GO ?= go
 BIN := bin/cocrawl
 
-.PHONY: help build test e2e bench fuzz demo lint
+.PHONY: help build test e2e bench fuzz demo lint sim
 
 help: ## list the targets
 	@grep -E '^[a-z]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -24,6 +24,10 @@ bench: ## run the benchmarks and print their figures (docs/performance.md)
 	$(GO) test -run '^$$' -bench Observe -benchmem ./peer/rho/
 	$(GO) test -run '^$$' -bench 'JoinCommunity' -benchtime=1x -count=3 ./peer/
 	$(GO) test -run '^$$' -bench 'DHTTrafficAtRest' -benchtime=1x ./peer/
+	$(GO) test -run '^$$' -bench . -benchtime=3x ./sim/
+
+sim: ## table 6.1 at thesis scale, bang-bang runs only (about 30 min on 2 cores; sim/README.md)
+	$(GO) run ./cmd/cocrawl sim bangbang --scale thesis --no-compare --out sim-results/table-6.1
 
 fuzz: ## fuzz each decoder for 30 s
 	$(GO) test -run '^$$' -fuzz FuzzDatReader -fuzztime 30s ./protocol/
