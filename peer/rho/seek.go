@@ -27,7 +27,7 @@ type Seek struct {
 	Start    float64 // initial rho; default 0.95
 	Probe    float64 // factor on 1-rho while probing; default 1.5
 	Epoch    int     // polls per probe; default 300
-	Settle   int     // polls at the start of a probe not counted; default 100
+	Settle   int     // polls at the start of a probe not counted; default Epoch/3
 	Gain     float64 // step of ln(1-rho) per unit of relative freshness difference; default 4
 	MaxStep  float64 // largest step of ln(1-rho); default 0.3
 
@@ -57,11 +57,8 @@ func (s *Seek) init() {
 	if s.Epoch <= 0 {
 		s.Epoch = 300
 	}
-	if s.Settle < 0 || s.Settle >= s.Epoch {
-		s.Settle = s.Epoch / 3
-	}
-	if s.Settle == 0 {
-		s.Settle = 100
+	if s.Settle <= 0 || s.Settle >= s.Epoch {
+		s.Settle = s.Epoch / 3 // 100 with the default epoch
 	}
 	if s.Gain <= 0 {
 		s.Gain = 4
