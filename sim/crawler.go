@@ -154,7 +154,6 @@ func (w *world) collect(c, p *crawler) {
 	// as c's versions only grow: it is counted for the transfer's cost and
 	// not kept, which halves the simulator's work on echoed records.
 	log := p.log[max(0, from-p.logBase):]
-	base := int(c.id)
 	for i := len(log) - 1; i >= 0; i-- {
 		r := log[i]
 		if r.lpd < last {
@@ -165,7 +164,7 @@ func (w *world) collect(c, p *crawler) {
 			continue // p has replaced it since
 		}
 		c.moving++
-		if have := w.versions[row+base]; have == verDeleted || (r.ver != verDeleted && have != verNone && have >= r.ver) {
+		if have := w.versions[row+c.id]; have == verDeleted || (r.ver != verDeleted && have != verNone && have >= r.ver) {
 			continue
 		}
 		c.recs = append(c.recs, r)

@@ -434,8 +434,11 @@ func planBangBang(p *plan) func(*Report) {
 				thLow, thHigh = fmtNum(th[0]), fmtNum(th[1])
 			}
 			t.Rows = append(t.Rows, []string{fmt.Sprint(n), fmtNum(low), fmtNum(1 - low), thLow, thHigh, fmtNum(f), fmtNum(fb), fmtNum(fbest), fmtNum(brho), fmtNum(run.res.Wall.Seconds())})
-			r.Summary = append(r.Summary, fmt.Sprintf("N=%-4d low %.3f high %.3f (thesis %s/%s)  freshness %.3f  baseline %.3f  best fixed %.3f at rho %g  run %.1fs",
-				n, low, 1-low, thLow, thHigh, f, fb, fbest, brho, run.res.Wall.Seconds()))
+			line := fmt.Sprintf("N=%-4d low %.3f high %.3f (thesis %s/%s)  freshness %.3f", n, low, 1-low, thLow, thHigh, f)
+			if !p.opts.NoCompare {
+				line += fmt.Sprintf("  baseline %.3f  best fixed %.3f at rho %g", fb, fbest, brho)
+			}
+			r.Summary = append(r.Summary, line+fmt.Sprintf("  run %.1fs", run.res.Wall.Seconds()))
 		}
 		r.Summary = append(r.Summary, fmt.Sprintf("bang-bang runs alone: %s of run time (table 6.1)", wall.Round(time.Millisecond)))
 		ch.Series = []Series{bb, base, best}

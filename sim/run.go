@@ -92,6 +92,12 @@ func Run(ctx context.Context, s Setup) (*Result, error) {
 	if len(s.Crawlers) > 4096 {
 		return nil, fmt.Errorf("%w: %d crawlers, at most 4,096", ErrModel, len(s.Crawlers))
 	}
+	// The per-object state is 2 bytes per crawler and object slot: refuse
+	// what cannot fit rather than fail deep in an allocation.
+	if b := int64(s.Model.maxSlots()) * int64(len(s.Crawlers)) * 2; b > maxStateBytes {
+		return nil, fmt.Errorf("%w: %d crawlers x %d object slots need %d GiB of state, at most %d", ErrModel,
+			len(s.Crawlers), s.Model.maxSlots(), b>>30, maxStateBytes>>30)
+	}
 	ctrls := make([]rho.Controller, len(s.Crawlers))
 	for i, c := range s.Crawlers {
 		ctl, err := rho.Parse(c.Controller)
@@ -109,6 +115,10 @@ func Run(ctx context.Context, s Setup) (*Result, error) {
 	res.Wall = time.Since(start)
 	return res, nil
 }
+
+// maxStateBytes bounds a run's per-object state (N = 4,096 at thesis scale
+// needs 13 GiB).
+const maxStateBytes = 16 << 30
 
 // newRand returns the generator of one stream of a run.
 func newRand(seed, stream uint64) *rand.Rand {

@@ -1,12 +1,14 @@
 package sim
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"hash/fnv"
 	"io"
 	"math"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -153,8 +155,8 @@ func (p *plan) exec(ctx context.Context) error {
 		}()
 	}
 	// Costliest first, so the last minutes are not one long run on one core.
-	order := append([]*runSpec(nil), p.runs...)
-	sortByWeight(order)
+	order := slices.Clone(p.runs)
+	slices.SortStableFunc(order, func(a, b *runSpec) int { return cmp.Compare(b.weight, a.weight) })
 feed:
 	for _, r := range order {
 		select {
@@ -172,14 +174,6 @@ feed:
 		return err
 	}
 	return ctx.Err()
-}
-
-func sortByWeight(rs []*runSpec) {
-	for i := 1; i < len(rs); i++ {
-		for j := i; j > 0 && rs[j].weight > rs[j-1].weight; j-- {
-			rs[j], rs[j-1] = rs[j-1], rs[j]
-		}
-	}
 }
 
 func withContention(m Model, on bool) Model { m.Contention = on; return m }

@@ -282,3 +282,11 @@ func TestLeastSquares(t *testing.T) {
 		t.Fatalf("m %g b %g", m, b)
 	}
 }
+
+func TestRefusesStateTooLarge(t *testing.T) {
+	m := Thesis()
+	m.Objects = 20_000_000
+	if _, err := Run(context.Background(), Setup{Model: m, Crawlers: homogeneous(512, "1", false, "")}); err == nil || !strings.Contains(err.Error(), "GiB") {
+		t.Fatalf("err %v", err)
+	}
+}

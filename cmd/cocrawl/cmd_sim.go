@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -37,7 +38,7 @@ func cmdSim(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	name := pos[0]
-	if !contains(experimentNames(), name) {
+	if !slices.Contains(experimentNames(), name) {
 		return usagef("no experiment %q: %s", name, strings.Join(experimentNames(), ", "))
 	}
 	k, ok := sim.Scales[*scale]
@@ -96,13 +97,4 @@ func experimentList() string {
 		fmt.Fprintf(&b, "  %-12s %s\n", e[0], e[1])
 	}
 	return b.String()
-}
-
-func contains(xs []string, x string) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
-	}
-	return false
 }
