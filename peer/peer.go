@@ -261,6 +261,7 @@ func (p *Peer) Rho() float64 {
 // spent at each value of rho.
 func (p *Peer) observe(o rho.Outcome) {
 	now := time.Now()
+	o.End = now
 	p.ctlMu.Lock()
 	defer p.ctlMu.Unlock()
 	p.ctl.Observe(o)

@@ -275,7 +275,7 @@ func (w *world) pollDone(c *crawler) {
 // finishOp reports the operation to c's controller and starts the next.
 func (w *world) finishOp(c *crawler) {
 	d := w.now - c.opStart
-	c.ctrl.Observe(rho.Outcome{Merge: c.merging, Events: c.opEvents, Cost: time.Duration(d * 1e9)})
+	c.ctrl.Observe(rho.Outcome{Merge: c.merging, Events: c.opEvents, Cost: time.Duration(d * 1e9), End: simClock(w.now)})
 	c.busy += d
 	c.rhoTime += c.opRho * d
 	if c.opRho < 0.5 {
@@ -283,3 +283,9 @@ func (w *world) finishOp(c *crawler) {
 	}
 	w.startOp(c)
 }
+
+// simEpoch is the wall-clock time of simulated second 0, which the crawlers'
+// controllers read as their shared clock.
+var simEpoch = time.Unix(0, 0).UTC()
+
+func simClock(now float64) time.Time { return simEpoch.Add(time.Duration(now * 1e9)) }

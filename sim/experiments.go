@@ -392,7 +392,11 @@ func bestFixed(p *plan, n int) (best *runSpec, rho float64) {
 }
 
 func controllerRun(p *plan, n int, ctl string) *runSpec {
-	return p.add(fmt.Sprintf("controller=%s n=%d", ctl, n), true, homogeneous(n, ctl, true, "coop"))
+	spec := ctl
+	if ctl == "seek" {
+		spec = "seek:" + p.opts.Model.SeekPeriod().String()
+	}
+	return p.add(fmt.Sprintf("controller=%s n=%d", ctl, n), true, homogeneous(n, spec, true, "coop"))
 }
 
 func planBangBang(p *plan) func(*Report) {

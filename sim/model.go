@@ -4,6 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"time"
+
+	"github.com/cocrawl/cocrawl/peer/rho"
 )
 
 // Model holds the parameters of the simulated web and network (thesis
@@ -109,3 +112,19 @@ func (m Model) maxSlots() int {
 	c := m.CreatePerDay * m.Duration / Day
 	return m.Objects + int(math.Ceil(c+10*math.Sqrt(c)+16))
 }
+
+// SeekPeriod is the probe period the simulator gives the seek controller:
+// SeekPeriodShare of the mean time between updates of an object, the time
+// a cache's freshness takes to follow a change of rho. It depends on the
+// web, not on the community: a live peer sets it from the change intervals
+// its own polls see (the default, 6 hours, fits pages that change every few
+// days).
+func (m Model) SeekPeriod() time.Duration {
+	if m.UpdateRate <= 0 {
+		return rho.DefaultSeekPeriod
+	}
+	return time.Duration(SeekPeriodShare / m.UpdateRate * 1e9).Round(time.Second)
+}
+
+// SeekPeriodShare is SeekPeriod's share of the mean time between updates.
+var SeekPeriodShare = 4.0

@@ -15,6 +15,10 @@ type CrawlerSpec struct {
 	Controller string // a peer/rho controller as rho.Parse reads it: "1", "fixed:0.85", "bangbang", ...
 	Sharing    bool   // publishes what it polls and merges for peers to merge
 	Group      string // results and series are averaged per group ("coop", "mirror", ...)
+	// New, if set, makes the crawler's controller instead of Controller:
+	// for researchers' own rho.Controller implementations. It is called
+	// once per run.
+	New func() rho.Controller
 }
 
 // Setup is one simulation run.
@@ -100,6 +104,12 @@ func Run(ctx context.Context, s Setup) (*Result, error) {
 	}
 	ctrls := make([]rho.Controller, len(s.Crawlers))
 	for i, c := range s.Crawlers {
+		if c.New != nil {
+			if ctrls[i] = c.New(); ctrls[i] == nil {
+				return nil, fmt.Errorf("%w: crawler %d: New made no controller", ErrModel, i)
+			}
+			continue
+		}
 		ctl, err := rho.Parse(c.Controller)
 		if err != nil {
 			return nil, fmt.Errorf("crawler %d: %w", i, err)

@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cocrawl/cocrawl/peer/rho"
 )
@@ -288,5 +289,51 @@ func TestRefusesStateTooLarge(t *testing.T) {
 	m.Objects = 20_000_000
 	if _, err := Run(context.Background(), Setup{Model: m, Crawlers: homogeneous(512, "1", false, "")}); err == nil || !strings.Contains(err.Error(), "GiB") {
 		t.Fatalf("err %v", err)
+	}
+}
+
+// clockWatch is a researcher's own controller: it checks the clock the
+// simulator hands every controller.
+type clockWatch struct {
+	last    time.Time
+	n       int
+	badStep bool
+}
+
+func (c *clockWatch) Rho() float64 { return 0.9 }
+func (c *clockWatch) Name() string { return "clockwatch" }
+func (c *clockWatch) Observe(o rho.Outcome) {
+	if o.End.Before(c.last) || o.End.Sub(c.last) < o.Cost-time.Millisecond {
+		c.badStep = true
+	}
+	c.last = o.End
+	c.n++
+}
+
+// Controllers made by CrawlerSpec.New run in place of parsed ones, and
+// every controller reads the one simulated clock, so that seek's peers
+// probe in step.
+func TestCustomControllersShareTheClock(t *testing.T) {
+	m := tiny()
+	watches := make([]*clockWatch, 3)
+	cs := homogeneous(3, "", true, "c")
+	for i := range cs {
+		cs[i].New = func() rho.Controller { watches[i] = &clockWatch{}; return watches[i] }
+	}
+	r := run(t, m, 1, cs)
+	for i, w := range watches {
+		if w.n == 0 || int64(w.n) != r.Crawlers[i].Polls+r.Crawlers[i].Merges || w.badStep {
+			t.Fatalf("crawler %d: %d outcomes for %d operations, clock steps wrong: %v", i, w.n, r.Crawlers[i].Polls+r.Crawlers[i].Merges, w.badStep)
+		}
+		if end := simClock(m.Duration); w.last.After(end) || w.last.Before(end.Add(-time.Hour)) {
+			t.Fatalf("crawler %d: last outcome at %v, run ends at %v", i, w.last, end)
+		}
+		if got := r.Crawlers[i].MeanRho; math.Abs(got-0.9) > 1e-9 {
+			t.Fatalf("crawler %d ran at rho %v, its controller says 0.9", i, got)
+		}
+	}
+	cs[0].New = func() rho.Controller { return nil }
+	if _, err := Run(context.Background(), Setup{Model: m, Crawlers: cs, Seed: 1}); err == nil {
+		t.Fatal("a New that makes no controller was accepted")
 	}
 }

@@ -13,6 +13,10 @@ type Outcome struct {
 	Merge  bool          // a merge from a peer; false: a poll of the web
 	Events int           // web-events it gained: new to this crawler
 	Cost   time.Duration // network time it took
+	// End is when it ended, on a clock the community shares (the wall
+	// clock; the simulator's clock); zero if unknown. Seek probes in step
+	// with its peers by it.
+	End time.Time
 }
 
 // Controller decides rho from the outcomes of past operations.
@@ -29,7 +33,7 @@ type Controller interface {
 var ErrBadSpec = errors.New("rho: bad controller")
 
 // Parse builds a controller from its name: "fixed:R" or a bare number R in
-// [0,1], "bangbang", "rate" or "seek". Names are case-insensitive.
+// [0,1], "bangbang", "rate", "seek" or "seek:PERIOD". Names are case-insensitive.
 func Parse(spec string) (Controller, error) {
 	s := strings.ToLower(strings.TrimSpace(spec))
 	name, arg, hasArg := strings.Cut(s, ":")
@@ -45,10 +49,16 @@ func Parse(spec string) (Controller, error) {
 		}
 		return NewRate(), nil
 	case "seek":
+		s := &Seek{}
 		if hasArg {
-			return nil, fmt.Errorf("%w: %q takes no argument", ErrBadSpec, spec)
+			d, err := time.ParseDuration(arg)
+			if err != nil || d <= 0 {
+				return nil, fmt.Errorf("%w: %q: the probe period must be a positive duration, as in seek:6h", ErrBadSpec, spec)
+			}
+			s.Period = d
 		}
-		return NewSeek(), nil
+		s.init()
+		return s, nil
 	case "fixed":
 		if !hasArg {
 			return nil, fmt.Errorf("%w: %q needs a value, as in fixed:0.5", ErrBadSpec, spec)

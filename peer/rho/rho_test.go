@@ -2,6 +2,7 @@ package rho
 
 import (
 	"errors"
+	"math"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -261,16 +262,16 @@ func TestSeekClimbsTowardsFresherProbe(t *testing.T) {
 		fresherLow bool // fresher when merging less (rho higher)
 	}{{"fewer merges fresher", true}, {"more merges fresher", false}} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := NewSeek()
+			s := &Seek{Period: 300 * time.Second}
 			start := s.Centre()
 			rng := rand.New(rand.NewPCG(1, 2))
 			for i := range 200_000 {
 				r := s.Rho()
-				// freshness seen by polls: 0.6 plus 0.2 per unit of rho
+				// freshness seen by polls: 0.6 plus 2 per unit of rho
 				// (or minus), so each probe differs clearly.
-				f := 0.6 + 0.2*(r-0.95)
+				f := 0.6 + 2*(r-0.95)
 				if !tc.fresherLow {
-					f = 0.6 - 0.2*(r-0.95)
+					f = 0.6 - 2*(r-0.95)
 				}
 				ev := 0
 				if rng.Float64() >= f {
@@ -285,10 +286,79 @@ func TestSeekClimbsTowardsFresherProbe(t *testing.T) {
 				}
 			}
 			end := s.Centre()
-			if tc.fresherLow && end <= start+0.03 || !tc.fresherLow && end >= start-0.03 {
+			if tc.fresherLow && end <= start+0.015 || !tc.fresherLow && end >= start-0.03 {
 				t.Fatalf("centre moved from %.3f to %.3f", start, end)
 			}
 		})
+	}
+}
+
+// Differences within the noise do not move the centre: a flat landscape
+// leaves Seek where it started.
+func TestSeekHoldsOnNoise(t *testing.T) {
+	s := &Seek{Period: 300 * time.Second}
+	start := s.Centre()
+	rng := rand.New(rand.NewPCG(3, 4))
+	moves := 0
+	last := start
+	for range 300_000 {
+		ev := 0
+		if rng.Float64() >= 0.6 {
+			ev = 1
+		}
+		s.Observe(Outcome{Events: ev, Cost: time.Second})
+		if c := s.Centre(); c != last {
+			moves, last = moves+1, c
+		}
+	}
+	// 500 pairs of probes; a two-standard-error filter lets about one in
+	// twenty through, each a step either way.
+	if moves > 50 || math.Abs(math.Log(1-s.Centre())-math.Log(1-start)) > 2 {
+		t.Fatalf("noise moved the centre %d times, from %.4f to %.4f", moves, start, s.Centre())
+	}
+}
+
+// Peers that share a clock probe in step, whatever their history; without
+// a clock each probes on the sum of its own costs.
+func TestSeekProbesInStepOnASharedClock(t *testing.T) {
+	epoch := time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)
+	a, b := &Seek{Period: time.Hour}, &Seek{Period: time.Hour}
+	for i := range 10_000 {
+		at := epoch.Add(time.Duration(i) * 7 * time.Second)
+		a.Observe(Outcome{Events: i % 2, Cost: time.Second, End: at})
+		if i%3 != 0 {
+			continue
+		}
+		// b observes less often, with other costs
+		b.Observe(Outcome{Merge: true, Events: 9, Cost: 5 * time.Second, End: at})
+		if (a.Rho() < a.Centre()) != (b.Rho() < b.Centre()) {
+			t.Fatalf("at %v a probes %.3f around %.3f, b %.3f around %.3f", at, a.Rho(), a.Centre(), b.Rho(), b.Centre())
+		}
+	}
+	c := &Seek{Period: time.Minute}
+	if c.Rho() >= c.Centre() {
+		t.Fatal("the first probe should merge more")
+	}
+	for range 60 {
+		c.Observe(Outcome{Cost: time.Second})
+	}
+	if c.Rho() <= c.Centre() {
+		t.Fatal("after a minute of costs the second probe should merge less")
+	}
+}
+
+func TestParseSeekPeriod(t *testing.T) {
+	c, err := Parse("seek:2h")
+	if err != nil || c.(*Seek).Period != 2*time.Hour || c.Name() != "seek:2h0m0s" {
+		t.Fatalf("Parse(seek:2h): %v %v", c, err)
+	}
+	if again, err := Parse(c.Name()); err != nil || again.Name() != c.Name() {
+		t.Fatalf("Name does not parse back: %v %v", again, err)
+	}
+	for _, bad := range []string{"seek:", "seek:0s", "seek:-1h", "seek:soon"} {
+		if _, err := Parse(bad); !errors.Is(err, ErrBadSpec) {
+			t.Errorf("Parse(%q) = %v, want ErrBadSpec", bad, err)
+		}
 	}
 }
 
