@@ -114,11 +114,13 @@ func (m Model) maxSlots() int {
 }
 
 // SeekPeriod is the probe period the simulator gives the seek controller:
-// SeekPeriodShare of the mean time between updates of an object, the time
-// a cache's freshness takes to follow a change of rho. It depends on the
-// web, not on the community: a live peer sets it from the change intervals
-// its own polls see (the default, 6 hours, fits pages that change every few
-// days).
+// SeekPeriodShare times the mean time between updates of an object. Shorter
+// probes see the gain of merging more at once (peers' discoveries arrive
+// sooner) but its cost (fewer polls, so fewer discoveries) only as the
+// cache ages, and so lean towards merging; at four times, the lean was
+// below the noise in the controllers experiment (sim/README.md). The
+// period depends on the web, not on the community: an operator of a live
+// peer sets it from the change intervals its polls see (seek:PERIOD).
 func (m Model) SeekPeriod() time.Duration {
 	if m.UpdateRate <= 0 {
 		return rho.DefaultSeekPeriod
@@ -126,5 +128,5 @@ func (m Model) SeekPeriod() time.Duration {
 	return time.Duration(SeekPeriodShare / m.UpdateRate * 1e9).Round(time.Second)
 }
 
-// SeekPeriodShare is SeekPeriod's share of the mean time between updates.
-var SeekPeriodShare = 4.0
+// SeekPeriodShare is SeekPeriod in mean times between updates of an object.
+const SeekPeriodShare = 4.0

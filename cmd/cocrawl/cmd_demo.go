@@ -17,7 +17,7 @@ func cmdDemo(ctx context.Context, args []string, out io.Writer) error {
 	fs.DurationVar(&d.ChangeEvery, "change-every", 0, "mean time between two updates of one page (default 3m)")
 	fs.DurationVar(&d.ChurnEvery, "churn-every", 0, "mean time between creations, and deletions, on one host (default 2m)")
 	fs.DurationVar(&d.Duration, "duration", 0, "how long the peers run (default 2m)")
-	fs.StringVar(&d.Controller, "controller", "rate", "rho controller of the cooperating peers: rate, bangbang or a number")
+	fs.StringVar(&d.Controller, "controller", "rate", "rho controller of the cooperating peers: rate, bangbang, seek[:PERIOD] or a number")
 	fs.Float64Var(&d.Budget, "budget", 40, "requests per second of every peer")
 	fs.Uint64Var(&d.Seed, "seed", 1, "random seed of the synthetic web")
 	fs.StringVar(&d.Dir, "data", "", "folder for the peers' stores (default: a temporary folder)")

@@ -30,7 +30,7 @@ func cmdRun(ctx context.Context, args []string, out io.Writer) error {
 	fs.Var(&peers, "peer", "robots.shr URL of a peer to merge from (repeatable)")
 	fs.Var(&special, "special", "URL prefix this peer knows best, advertised in robots.shr (repeatable)")
 	mode := fs.String("mode", "", "behaviour: "+peer.ModeNames()+" (default "+peer.DefaultMode+")")
-	rhoSpec := fs.String("rho", "", "rho controller: a number or fixed:R in [0,1], bangbang, or rate; overrides the mode's")
+	rhoSpec := fs.String("rho", "", "rho controller: a number or fixed:R in [0,1], bangbang, rate, or seek[:PERIOD]; overrides the mode's")
 	share := fs.Bool("share", true, "publish what this peer learns; overrides the mode's")
 	slots := fs.Int("slots", 0, "network operations in flight, each a poll or a merge; default --workers")
 	mergeMin := fs.Duration("merge-min", 30*time.Second, "shortest wait between two merges from one peer")

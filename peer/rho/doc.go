@@ -6,10 +6,11 @@
 // many web-events it gained, how much network time it took) and answers
 // Rho. The live peer (package peer) and the simulator (package sim) drive
 // the same controllers through that interface; the package imports nothing
-// else of the project, and controllers never read a clock, so simulated time
-// works as well as real time.
+// else of the project, and controllers never read a clock: the time they
+// need comes in Outcome.Cost and Outcome.End, so simulated time works as
+// well as real time.
 //
-// Three controllers are provided:
+// Four controllers are provided:
 //
 //   - Fixed: a constant rho; rho 1 with sharing off is today's crawler.
 //   - BangBang: the thesis's section 6.3.1. Over the most recent 30% of the
@@ -24,6 +25,15 @@
 //     windows with a fixed half-life, and moves rho in small steps only
 //     when one side beats the other by a margin (hysteresis), so it settles
 //     instead of flapping between two extremes.
+//   - Seek: ours, and the simulator's best (sim/README.md). Rate and
+//     BangBang compare what one peer sees, and every rule of that kind
+//     drifts towards merging: merging more helps the peer at once, while
+//     its cost (fewer polls, so fewer discoveries for everyone) arrives
+//     late and falls on the community. Seek probes more and fewer merges
+//     in step with every other Seek peer, by a clock they share
+//     (Outcome.End), so what it measures is the community's answer; it
+//     measures its cache's freshness by the share of polls that find no
+//     change, and climbs on the scale of 1-rho.
 //
 // Controllers are not safe for concurrent use; the live peer serialises
 // calls with a mutex, the simulator runs each crawler on one goroutine.
