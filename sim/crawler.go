@@ -39,7 +39,8 @@ type crawler struct {
 	opStart  float64
 	opRho    float64
 	opEvents int
-	recs     []record // records of the merge new to this crawler, newest first
+	recs     []uint32 // records of the merge new to this crawler, newest first, as offsets from recBase in the peer's log
+	recBase  int64    // absolute log position recs count from
 	recNext  int      // recs[:recNext] have landed
 	moving   int      // records of the merge still in transfer, new or not
 	phase    float64  // bytes left in the current phase
@@ -153,7 +154,9 @@ func (w *world) collect(c, p *crawler) {
 	// newer) at the start of the merge will change nothing when it lands,
 	// as c's versions only grow: it is counted for the transfer's cost and
 	// not kept, which halves the simulator's work on echoed records.
-	log := p.log[max(0, from-p.logBase):]
+	start := max(from, p.logBase)
+	log := p.log[start-p.logBase:]
+	c.recBase = start
 	for i := len(log) - 1; i >= 0; i-- {
 		r := log[i]
 		if r.lpd < last {
@@ -167,7 +170,9 @@ func (w *world) collect(c, p *crawler) {
 		if have := w.versions[row+c.id]; have == verDeleted || (r.ver != verDeleted && have != verNone && have >= r.ver) {
 			continue
 		}
-		c.recs = append(c.recs, r)
+		// A position, not a copy: a quarter of the memory, and p keeps
+		// the record in its log until it lands (trimLog).
+		c.recs = append(c.recs, uint32(i))
 	}
 	p.served += int64(c.moving)
 }
@@ -223,7 +228,10 @@ func (w *world) phaseDone(c *crawler) {
 	if k < c.moving {
 		u = left * k / c.moving
 	}
-	for _, r := range c.recs[c.recNext : c.recNext+u] {
+	p := &w.crawlers[c.peer]
+	base := c.recBase - p.logBase
+	for _, off := range c.recs[c.recNext : c.recNext+u] {
+		r := p.log[base+int64(off)]
 		if w.acquire(c, r.obj, r.ver, r.lpd) {
 			c.opEvents++
 		}
@@ -239,7 +247,6 @@ func (w *world) phaseDone(c *crawler) {
 		return
 	}
 	c.bytes += w.m.MergeOverhead
-	p := &w.crawlers[c.peer]
 	if i := slices.Index(p.incoming, int32(c.id)); i >= 0 {
 		p.incoming = slices.Delete(p.incoming, i, i+1)
 	}

@@ -331,6 +331,14 @@ func (w *world) trimLog(c *crawler) {
 			keep = q.lastPos[c.id]
 		}
 	}
+	// Merges from c in flight still read their records from c's log: the
+	// oldest they have yet to land is their last (they land newest first).
+	for _, qi := range c.incoming {
+		q := &w.crawlers[qi]
+		if q.recNext < len(q.recs) {
+			keep = min(keep, q.recBase+int64(q.recs[len(q.recs)-1]))
+		}
+	}
 	drop := int(keep - c.logBase)
 	if drop > 0 {
 		c.log = c.log[:copy(c.log, c.log[drop:])]
