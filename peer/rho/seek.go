@@ -121,7 +121,7 @@ func (s *Seek) Rho() float64 {
 
 func (s *Seek) Observe(o Outcome) {
 	s.init()
-	t := s.clock
+	var t time.Duration
 	if o.End.IsZero() {
 		s.clock += max(o.Cost, 0)
 		t = s.clock
