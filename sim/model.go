@@ -125,7 +125,10 @@ func (m Model) SeekPeriod() time.Duration {
 	if m.UpdateRate <= 0 {
 		return rho.DefaultSeekPeriod
 	}
-	return time.Duration(SeekPeriodShare / m.UpdateRate * 1e9).Round(time.Second)
+	// A rate as small as --update-rate allows would overflow a Duration:
+	// a period longer than the run is as good as none anyway.
+	secs := min(SeekPeriodShare/m.UpdateRate, max(m.Duration, 1))
+	return time.Duration(secs * 1e9).Round(time.Second)
 }
 
 // SeekPeriodShare is SeekPeriod in mean times between updates of an object.

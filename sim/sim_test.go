@@ -337,3 +337,16 @@ func TestCustomControllersShareTheClock(t *testing.T) {
 		t.Fatal("a New that makes no controller was accepted")
 	}
 }
+
+// The probe period follows the update rate and stays a sane duration for
+// any rate the command line accepts.
+func TestSeekPeriod(t *testing.T) {
+	m := tiny()
+	if got, want := m.SeekPeriod(), time.Duration(4/m.UpdateRate*1e9).Round(time.Second); got != want {
+		t.Fatalf("SeekPeriod %v, want %v", got, want)
+	}
+	m.UpdateRate = 1e-300
+	if got := m.SeekPeriod(); got <= 0 || got > time.Duration(m.Duration*1e9)+time.Second {
+		t.Fatalf("SeekPeriod at a vanishing rate: %v", got)
+	}
+}
