@@ -375,3 +375,107 @@ func TestSeekIgnoresMergeEvents(t *testing.T) {
 		t.Fatalf("Parse(seek): %v %v", c, err)
 	}
 }
+
+// seekExact drives s with one poll a second for the given seconds, the
+// share of them that find the cache fresh exactly fresh(rho) (spread
+// evenly, no noise), and calls each with the centre after every second.
+func seekExact(s *Seek, seconds int, fresh func(rho float64) float64, each func(centre float64)) {
+	acc := 0.0
+	for range seconds {
+		acc += fresh(s.Rho())
+		ev := 1
+		if acc >= 1 {
+			acc--
+			ev = 0
+		}
+		s.Observe(Outcome{Events: ev, Cost: time.Second})
+		if each != nil {
+			each(s.Centre())
+		}
+	}
+}
+
+// A difference too small for one pair of probes to show is seen by
+// several pooled: 200 counted polls a probe, 0.60 against 0.65 fresh, is
+// half the two standard errors one pair needs; four pairs together clear
+// them. With no pooling (Window 1) Seek never moves.
+func TestSeekPoolsPairsToSeeSmallDifferences(t *testing.T) {
+	for _, window := range []int{0, 1} {
+		s := &Seek{Period: 300 * time.Second, Window: window}
+		start := s.Centre()
+		firstMove := -1
+		seekExact(s, 12*600, func(r float64) float64 {
+			if r > s.Centre() {
+				return 0.65 // merging less is fresher
+			}
+			return 0.60
+		}, func(c float64) {
+			if firstMove < 0 && c != start {
+				firstMove = 0
+			}
+			if firstMove == 0 && c > start {
+				firstMove = 1
+			}
+		})
+		switch {
+		case window == 0 && firstMove != 1:
+			t.Fatalf("pooled: centre %.4f from %.4f, want a move towards fewer merges", s.Centre(), start)
+		case window == 1 && s.Centre() != start:
+			t.Fatalf("single pairs moved the centre to %.4f on a difference within their noise", s.Centre())
+		}
+	}
+}
+
+// Moves that keep going the same way grow, so a far optimum is reached in
+// a few probes; a turn halves the step, so Seek settles instead of
+// swinging.
+func TestSeekStepGrowsThenSettles(t *testing.T) {
+	target := math.Log(1 - 0.8) // the freshest rho
+	s := &Seek{Period: 300 * time.Second, Start: 0.975}
+	var moves []float64
+	last := math.Log(1 - s.Centre())
+	seekExact(s, 40*600, func(r float64) float64 {
+		return 0.7 - 0.3*math.Abs(math.Log(1-r)-target)
+	}, func(c float64) {
+		if x := math.Log(1 - c); x != last {
+			moves, last = append(moves, x-last), x
+		}
+	})
+	if len(moves) < 4 {
+		t.Fatalf("moves %v", moves)
+	}
+	if moves[0] <= 0 || moves[1] <= moves[0] || moves[2] <= moves[1] {
+		t.Fatalf("first moves %v: want growing steps towards more merges", moves[:3])
+	}
+	turned := false
+	for i := 1; i < len(moves); i++ {
+		if moves[i]*moves[i-1] < 0 {
+			turned = true
+			if math.Abs(moves[i]) >= math.Abs(moves[i-1]) {
+				t.Fatalf("moves %v: a turn should halve the step", moves)
+			}
+		}
+	}
+	if d := math.Abs(last - target); !turned || d > 0.2 {
+		t.Fatalf("moves %v end %.3f from the target (turned %v)", moves, d, turned)
+	}
+}
+
+// A cache whose freshness drifts (a community warming up) with no
+// difference between probes leaves Seek where it is: probes alternate, and
+// the fitted line takes the drift. Compared probe by probe, each probe
+// merging less would look fresher than the one before it.
+func TestSeekIgnoresDrift(t *testing.T) {
+	for _, slope := range []float64{0.4, -0.4} {
+		s := &Seek{Period: 3000 * time.Second}
+		start := s.Centre()
+		second := 0
+		seekExact(s, 20*3000, func(float64) float64 {
+			second++
+			return 0.3 + slope*float64(second)/(20*3000)
+		}, nil)
+		if s.Centre() != start {
+			t.Fatalf("drift %+.1f over 20 probes moved the centre from %.4f to %.4f", slope, start, s.Centre())
+		}
+	}
+}

@@ -34,35 +34,53 @@ const DefaultSeekPeriod = 24 * time.Hour
 // the polls it gives up cost everyone else. Probing together is how peers
 // that never exchange a word find the rho that is best for all of them.
 //
-// It works on the scale of 1-rho (the share of merges), where the fixed rho
-// experiments put the optimum between 0.9 and 0.99 for most communities.
-// After each pair of probes the centre takes a step of Gain times the
-// relative freshness difference (at most MaxStep), so noise averages out
-// over many probes while a steady difference moves rho. The first Settle of
-// each probe is not counted, as freshness lags a change of rho. Without a
-// clock (Outcome.End zero) the probes run on the sum of costs instead, a
-// clock of the peer's own: it still climbs, but alone.
+// It works on the scale of 1-rho (the share of merges), and starts at rho
+// 0.95, where the simulator's fixed-rho sweeps put the optimum for most
+// community sizes (sim/README.md). Each probe that counted at least
+// MinPolls polls joins a pool of the probes at the current centre (at most
+// 2 x Window, the oldest dropped), and the centre moves only when the
+// difference the pool shows between merging more and merging less is Z
+// standard errors clear of the noise (see endProbe: a fitted line takes
+// any drift of freshness over time): with few polls per probe (a slow
+// link, a congested network) one pair of probes rarely tells, several do.
+// A move is by the current step, which grows by half while the centre
+// searches one way and halves when it turns back, so a far optimum is
+// reached in a few moves and a near one is not swung past. The pool is
+// emptied after each move, as its evidence was about the old centre, and
+// the very first probe is not counted, as it began in whatever state the
+// cache was left in. The first Settle of each probe is not counted either,
+// as freshness lags a change of rho. Without a clock (Outcome.End zero)
+// the probes run on the sum of costs instead, a clock of the peer's own:
+// it still climbs, but alone.
 type Seek struct {
 	Min, Max float64       // bounds of rho; default 0.5 and 0.998
-	Start    float64       // initial rho; default 0.975
+	Start    float64       // initial rho; default 0.95
 	Probe    float64       // factor on 1-rho while probing; default 1.5
 	Period   time.Duration // length of one probe; default DefaultSeekPeriod
 	Settle   float64       // share of each probe not counted; default 1/3
 	MinPolls int           // polls a probe must count to be compared; default 30
-	Gain     float64       // step of ln(1-rho) per unit of relative freshness difference; default 4
-	MaxStep  float64       // largest step of ln(1-rho); default 0.3
+	Window   int           // pairs of probes pooled at most; default 6
+	Step     float64       // first move of ln(1-rho); default 0.3
+	MinStep  float64       // smallest move of ln(1-rho); default 0.05
+	MaxStep  float64       // largest move of ln(1-rho); default 1
 	Z        float64       // standard errors a difference needs before the centre moves; default 2
 
 	ready        bool
 	x            float64       // ln(1-rho) at the centre
+	step         float64       // the next move's size
+	lastMove     float64       // sign of the last move; 0 before the first
 	probe        int64         // index of the current probe: even ones merge more
 	clock        time.Duration // sum of costs, the clock when outcomes carry none
 	polls, fresh int           // counted in the current probe
-	upPolls      int           // the last even probe's counts, pending its odd probe
-	upFresh      int
-	upProbe      int64  // the last even probe's index; -1 when none is pending
-	pool         [4]int // pairs pooled so far: fresh and polls merging more, then less
-	pairs        int
+	started      bool          // the first probe, begun in an unknown state, is over
+	pool         []probeCount  // probes at the current centre, oldest first
+}
+
+// probeCount is what one probe counted: its index (even: merging more),
+// its polls, and the polls that found the cache fresh.
+type probeCount struct {
+	k            int64
+	polls, fresh int
 }
 
 // NewSeek returns the controller with its default settings.
@@ -76,7 +94,7 @@ func (s *Seek) init() {
 		s.Min, s.Max = 0.5, 0.998
 	}
 	if s.Start <= 0 {
-		s.Start = 0.975
+		s.Start = 0.95
 	}
 	if s.Probe <= 1 {
 		s.Probe = 1.5
@@ -90,17 +108,24 @@ func (s *Seek) init() {
 	if s.MinPolls <= 0 {
 		s.MinPolls = 30
 	}
-	if s.Gain <= 0 {
-		s.Gain = 4
+	if s.Window <= 0 {
+		s.Window = 6
+	}
+	if s.Step <= 0 {
+		s.Step = 0.3
+	}
+	if s.MinStep <= 0 {
+		s.MinStep = 0.05
 	}
 	if s.MaxStep <= 0 {
-		s.MaxStep = 0.3
+		s.MaxStep = 1
 	}
+	s.MaxStep = max(s.MaxStep, s.MinStep)
+	s.step = min(s.MaxStep, max(s.MinStep, s.Step))
 	if s.Z <= 0 {
 		s.Z = 2
 	}
 	s.x = math.Log(1 - math.Min(s.Max, math.Max(s.Min, s.Start)))
-	s.upProbe = -1
 	s.ready = true
 }
 
@@ -144,36 +169,138 @@ func (s *Seek) Observe(o Outcome) {
 	}
 }
 
-// endProbe compares the probe that just ended with the one before and
-// moves the centre if the difference is clear of the noise.
+// endProbe adds the probe that just ended to the pool and moves the
+// centre if the pool shows a difference clear of the noise.
+//
+// Freshness drifts while a community warms up or the web's pace changes,
+// and a drift seen through alternating probes looks like a difference
+// between them. So the pool is fitted with a line in time plus the
+// difference between probes merging more and less (weighted least squares,
+// each probe weighted by its polls): probes alternate, so the line takes
+// the drift and the difference is what is left. Its standard error is the
+// larger of the binomial one (polls sample the cache at random) and the
+// one the fit's residuals show, so a landscape the line does not fit makes
+// Seek wait rather than move on it.
 func (s *Seek) endProbe() {
+	if !s.started {
+		// The first probe began in whatever state the cache was left:
+		// a cache that starts fresh, or was frozen while the peer was
+		// down, ages through it whatever rho does.
+		s.started = true
+		return
+	}
 	if s.polls < s.MinPolls {
-		s.upProbe = -1
 		return
 	}
-	if s.probe%2 == 0 {
-		s.upFresh, s.upPolls, s.upProbe = s.fresh, s.polls, s.probe
-		return
+	s.pool = append(s.pool, probeCount{k: s.probe, polls: s.polls, fresh: s.fresh})
+	if len(s.pool) > 2*s.Window {
+		s.pool = append(s.pool[:0], s.pool[1:]...)
 	}
-	if s.upProbe != s.probe-1 {
-		return
-	}
-	s.upProbe = -1
-	up := float64(s.upFresh) / float64(s.upPolls)
-	down := float64(s.fresh) / float64(s.polls)
-	// Polls sample the cache at random, so each share is binomial; a
-	// difference within Z standard errors is noise, and moving on it would
-	// only walk the centre away from where the last clear difference left
-	// it.
-	p := float64(s.upFresh+s.fresh) / float64(s.upPolls+s.polls)
-	se := math.Sqrt(p * (1 - p) * (1/float64(s.upPolls) + 1/float64(s.polls)))
-	if up+down == 0 || math.Abs(up-down) < s.Z*se {
+	d, se, ok := s.fit()
+	if !ok || d == 0 || math.Abs(d) < s.Z*se {
 		return
 	}
 	// More merges fresher: move towards more merges (x up), and back.
-	step := s.Gain * (up - down) / (up + down)
-	step = math.Max(-s.MaxStep, math.Min(s.MaxStep, step))
-	s.x = math.Min(s.hi(), math.Max(s.lo(), s.x+step))
+	dir := 1.0
+	if d < 0 {
+		dir = -1
+	}
+	switch {
+	case s.lastMove == dir:
+		s.step = math.Min(s.MaxStep, s.step*1.5)
+	case s.lastMove != 0:
+		s.step = math.Max(s.MinStep, s.step/2)
+	}
+	s.lastMove = dir
+	s.x = math.Min(s.hi(), math.Max(s.lo(), s.x+dir*s.step))
+	s.pool = s.pool[:0]
+}
+
+// fit is the weighted least squares fit of the pool's fresh shares to
+// a + b*t + d*(+1/2 merging more, -1/2 merging less): d, the difference
+// merging more makes, and its standard error. ok is false until the pool
+// holds three probes of both kinds, the fewest that fit a line and a
+// difference.
+func (s *Seek) fit() (d, se float64, ok bool) {
+	if len(s.pool) < 3 {
+		return 0, 0, false
+	}
+	var m [3][3]float64
+	var v [3]float64
+	var tMean, polls, fresh float64
+	ups := 0
+	for _, pc := range s.pool {
+		tMean += float64(pc.k)
+		polls += float64(pc.polls)
+		fresh += float64(pc.fresh)
+		if pc.k%2 == 0 {
+			ups++
+		}
+	}
+	if ups == 0 || ups == len(s.pool) {
+		return 0, 0, false
+	}
+	tMean /= float64(len(s.pool))
+	row := func(pc probeCount) ([3]float64, float64, float64) {
+		side := -0.5
+		if pc.k%2 == 0 {
+			side = 0.5
+		}
+		return [3]float64{1, float64(pc.k) - tMean, side}, float64(pc.fresh) / float64(pc.polls), float64(pc.polls)
+	}
+	for _, pc := range s.pool {
+		x, y, w := row(pc)
+		for i := range 3 {
+			v[i] += w * x[i] * y
+			for j := range 3 {
+				m[i][j] += w * x[i] * x[j]
+			}
+		}
+	}
+	inv, ok := invert3(m)
+	if !ok {
+		return 0, 0, false
+	}
+	var beta [3]float64
+	for i := range 3 {
+		for j := range 3 {
+			beta[i] += inv[i][j] * v[j]
+		}
+	}
+	// Var(y) = sigma2 / polls: binomial, or what the residuals show.
+	p := fresh / polls
+	sigma2 := p * (1 - p)
+	var rss float64
+	for _, pc := range s.pool {
+		x, y, w := row(pc)
+		r := y - (beta[0] + beta[1]*x[1] + beta[2]*x[2])
+		rss += w * r * r
+	}
+	if len(s.pool) > 3 {
+		sigma2 = math.Max(sigma2, rss/float64(len(s.pool)-3))
+	}
+	return beta[2], math.Sqrt(sigma2 * inv[2][2]), true
+}
+
+// invert3 inverts a symmetric 3x3 matrix; ok is false if it is singular.
+func invert3(m [3][3]float64) (inv [3][3]float64, ok bool) {
+	c00 := m[1][1]*m[2][2] - m[1][2]*m[2][1]
+	c01 := m[1][2]*m[2][0] - m[1][0]*m[2][2]
+	c02 := m[1][0]*m[2][1] - m[1][1]*m[2][0]
+	det := m[0][0]*c00 + m[0][1]*c01 + m[0][2]*c02
+	if math.Abs(det) < 1e-12*math.Abs(m[0][0]*m[1][1]*m[2][2]) || det == 0 {
+		return inv, false
+	}
+	inv[0][0] = c00 / det
+	inv[0][1] = (m[0][2]*m[2][1] - m[0][1]*m[2][2]) / det
+	inv[0][2] = (m[0][1]*m[1][2] - m[0][2]*m[1][1]) / det
+	inv[1][0] = c01 / det
+	inv[1][1] = (m[0][0]*m[2][2] - m[0][2]*m[2][0]) / det
+	inv[1][2] = (m[0][2]*m[1][0] - m[0][0]*m[1][2]) / det
+	inv[2][0] = c02 / det
+	inv[2][1] = (m[0][1]*m[2][0] - m[0][0]*m[2][1]) / det
+	inv[2][2] = (m[0][0]*m[1][1] - m[0][1]*m[1][0]) / det
+	return inv, true
 }
 
 // Centre is the rho the probes are centred on.
