@@ -54,7 +54,8 @@ type crawler struct {
 	lastPos   []int64
 
 	// the share log: what this crawler polled or merged, in order
-	log shareLog
+	log    shareLog
+	trimAt int // blocks the log may reach before trimLog runs again
 
 	// freshness
 	fresh, entries   int
