@@ -54,8 +54,7 @@ type crawler struct {
 	lastPos   []int64
 
 	// the share log: what this crawler polled or merged, in order
-	log    shareLog
-	trimAt int // blocks the log may reach before trimLog runs again
+	log shareLog
 
 	// freshness
 	fresh, entries   int

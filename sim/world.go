@@ -313,9 +313,7 @@ func (w *world) acquire(c *crawler, o uint32, v uint16, lpd float64) bool {
 	w.versions[idx] = v
 	if c.sharing {
 		if c.log.full() {
-			if len(c.log.blocks) >= c.trimAt {
-				w.trimLog(c)
-			}
+			w.trimLog(c)
 			c.log.grow(&w.freeBlocks)
 		}
 		c.log.add(record{obj: o, ver: v, lpd: lpd})
@@ -326,10 +324,8 @@ func (w *world) acquire(c *crawler, o uint32, v uint16, lpd float64) bool {
 // trimLog drops the part of c's share log that no peer will ask for again:
 // entries before the oldest position a peer has merged up to. A peer that
 // has never merged from c starts from its first visit (algorithm 5.3), so
-// it needs nothing older. It drops whole blocks, and runs when the log
-// has grown by a quarter (at least 4 blocks) since it last ran: it looks
-// at every crawler, and at large N running it at every block cost a
-// quarter of the run.
+// it needs nothing older. It runs when the log needs a new block, and
+// drops whole blocks.
 func (w *world) trimLog(c *crawler) {
 	keep := c.log.end()
 	for i := range w.crawlers {
@@ -347,7 +343,6 @@ func (w *world) trimLog(c *crawler) {
 		}
 	}
 	c.log.dropBefore(keep, &w.freeBlocks)
-	c.trimAt = len(c.log.blocks) + max(4, len(c.log.blocks)/4)
 }
 
 // run advances the simulation to the end of the model's duration.
