@@ -54,7 +54,9 @@ type crawler struct {
 	lastPos   []int64
 
 	// the share log: what this crawler polled or merged, in order
-	log shareLog
+	log     []record
+	logBase int64 // absolute position of log[0]
+	trimAt  int
 
 	// freshness
 	fresh, entries   int
@@ -138,7 +140,7 @@ func (w *world) startOp(c *crawler) {
 // web-event was seen by the crawler that polled it (lpd in our .dat
 // records, kept as records are merged on): see sim/README.md.
 func (w *world) collect(c, p *crawler) {
-	end := p.log.end()
+	end := p.logBase + int64(len(p.log))
 	last := c.lastVisit[p.id]
 	from := c.lastPos[p.id]
 	c.lastVisit[p.id] = w.now
@@ -152,32 +154,25 @@ func (w *world) collect(c, p *crawler) {
 	// newer) at the start of the merge will change nothing when it lands,
 	// as c's versions only grow: it is counted for the transfer's cost and
 	// not kept, which halves the simulator's work on echoed records.
-	start := max(from, p.log.base)
+	start := max(from, p.logBase)
+	log := p.log[start-p.logBase:]
 	c.recBase = start
-	for b := len(p.log.blocks) - 1; b >= 0; b-- {
-		blockStart := p.log.base + int64(b)*logBlock
-		blk := p.log.blocks[b]
-		if blockStart+int64(len(blk)) <= start {
-			break
+	for i := len(log) - 1; i >= 0; i-- {
+		r := log[i]
+		if r.lpd < last {
+			continue
 		}
-		lo := int(max(0, start-blockStart))
-		for i := len(blk) - 1; i >= lo; i-- {
-			r := blk[i]
-			if r.lpd < last {
-				continue
-			}
-			row := int(r.obj) * w.n
-			if w.versions[row+p.id] != r.ver {
-				continue // p has replaced it since
-			}
-			c.moving++
-			if have := w.versions[row+c.id]; have == verDeleted || (r.ver != verDeleted && have != verNone && have >= r.ver) {
-				continue
-			}
-			// A position, not a copy: a quarter of the memory, and p
-			// keeps the record in its log until it lands (trimLog).
-			c.recs = append(c.recs, uint32(blockStart+int64(i)-start))
+		row := int(r.obj) * w.n
+		if w.versions[row+p.id] != r.ver {
+			continue // p has replaced it since
 		}
+		c.moving++
+		if have := w.versions[row+c.id]; have == verDeleted || (r.ver != verDeleted && have != verNone && have >= r.ver) {
+			continue
+		}
+		// A position, not a copy: a quarter of the memory, and p keeps
+		// the record in its log until it lands (trimLog).
+		c.recs = append(c.recs, uint32(i))
 	}
 	p.served += int64(c.moving)
 }
@@ -234,8 +229,9 @@ func (w *world) phaseDone(c *crawler) {
 		u = left * k / c.moving
 	}
 	p := &w.crawlers[c.peer]
+	base := c.recBase - p.logBase
 	for _, off := range c.recs[c.recNext : c.recNext+u] {
-		r := p.log.at(c.recBase + int64(off))
+		r := p.log[base+int64(off)]
 		if w.acquire(c, r.obj, r.ver, r.lpd) {
 			c.opEvents++
 		}

@@ -65,9 +65,8 @@ type world struct {
 	// integral of 1/live over time, for coverage
 	gInt, gT float64
 
-	crawlers   []crawler
-	jobs       *jobHeap
-	freeBlocks [][]record // share-log blocks no log holds, for reuse
+	crawlers []crawler
+	jobs     *jobHeap
 
 	// samples
 	times  []float64
@@ -312,11 +311,10 @@ func (w *world) acquire(c *crawler, o uint32, v uint16, lpd float64) bool {
 	}
 	w.versions[idx] = v
 	if c.sharing {
-		if c.log.full() {
+		c.log = append(c.log, record{obj: o, ver: v, lpd: lpd})
+		if len(c.log) >= c.trimAt {
 			w.trimLog(c)
-			c.log.grow(&w.freeBlocks)
 		}
-		c.log.add(record{obj: o, ver: v, lpd: lpd})
 	}
 	return true
 }
@@ -324,10 +322,9 @@ func (w *world) acquire(c *crawler, o uint32, v uint16, lpd float64) bool {
 // trimLog drops the part of c's share log that no peer will ask for again:
 // entries before the oldest position a peer has merged up to. A peer that
 // has never merged from c starts from its first visit (algorithm 5.3), so
-// it needs nothing older. It runs when the log needs a new block, and
-// drops whole blocks.
+// it needs nothing older.
 func (w *world) trimLog(c *crawler) {
-	keep := c.log.end()
+	keep := c.logBase + int64(len(c.log))
 	for i := range w.crawlers {
 		q := &w.crawlers[i]
 		if i != c.id && q.lastVisit[c.id] >= 0 && q.lastPos[c.id] < keep {
@@ -342,7 +339,12 @@ func (w *world) trimLog(c *crawler) {
 			keep = min(keep, q.recBase+int64(q.recs[len(q.recs)-1]))
 		}
 	}
-	c.log.dropBefore(keep, &w.freeBlocks)
+	drop := int(keep - c.logBase)
+	if drop > 0 {
+		c.log = c.log[:copy(c.log, c.log[drop:])]
+		c.logBase = keep
+	}
+	c.trimAt = max(4096, 2*len(c.log))
 }
 
 // run advances the simulation to the end of the model's duration.
@@ -451,8 +453,7 @@ func (w *world) result() *Result {
 	slots := int64(len(w.cur))
 	r.MemBytes = slots*(2+1+4+4) + int64(len(w.versions))*2 + int64(len(w.fresh))*8
 	for i := range w.crawlers {
-		r.MemBytes += int64(len(w.crawlers[i].log.blocks))*logBlock*16 + int64(w.n)*16
+		r.MemBytes += int64(cap(w.crawlers[i].log))*16 + int64(w.n)*16
 	}
-	r.MemBytes += int64(len(w.freeBlocks)) * logBlock * 16
 	return r
 }
