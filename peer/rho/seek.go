@@ -219,8 +219,8 @@ func (s *Seek) endProbe() {
 // fit is the weighted least squares fit of the pool's fresh shares to
 // a + b*t + d*(+1/2 merging more, -1/2 merging less): d, the difference
 // merging more makes, and its standard error. ok is false until the pool
-// holds three probes of both kinds, the fewest that fit a line and a
-// difference.
+// holds three probes, both kinds among them: the fewest that fit a line
+// and a difference.
 func (s *Seek) fit() (d, se float64, ok bool) {
 	if len(s.pool) < 3 {
 		return 0, 0, false
