@@ -479,3 +479,29 @@ func TestSeekIgnoresDrift(t *testing.T) {
 		}
 	}
 }
+
+func TestInvert3(t *testing.T) {
+	m := [3][3]float64{{4, 1, 2}, {1, 3, 0.5}, {2, 0.5, 5}}
+	inv, ok := invert3(m)
+	if !ok {
+		t.Fatal("a regular matrix reported singular")
+	}
+	for i := range 3 {
+		for j := range 3 {
+			var sum float64
+			for k := range 3 {
+				sum += m[i][k] * inv[k][j]
+			}
+			want := 0.0
+			if i == j {
+				want = 1
+			}
+			if math.Abs(sum-want) > 1e-12 {
+				t.Fatalf("m x inv [%d][%d] = %v", i, j, sum)
+			}
+		}
+	}
+	if _, ok := invert3([3][3]float64{{1, 2, 3}, {2, 4, 6}, {3, 6, 10}}); ok {
+		t.Fatal("a singular matrix inverted")
+	}
+}

@@ -283,6 +283,9 @@ func (s *Seek) fit() (d, se float64, ok bool) {
 }
 
 // invert3 inverts a symmetric 3x3 matrix; ok is false if it is singular.
+// Written out by cofactors rather than taken from gonum/mat: a fit of three
+// unknowns once a probe does not justify a linear-algebra package in every
+// peer.
 func invert3(m [3][3]float64) (inv [3][3]float64, ok bool) {
 	c00 := m[1][1]*m[2][2] - m[1][2]*m[2][1]
 	c01 := m[1][2]*m[2][0] - m[1][0]*m[2][2]
