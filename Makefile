@@ -26,7 +26,7 @@ bench: ## run the benchmarks and print their figures (docs/performance.md)
 	$(GO) test -run '^$$' -bench 'DHTTrafficAtRest' -benchtime=1x ./peer/
 	$(GO) test -run '^$$' -bench . -benchtime=3x ./sim/
 
-sim: ## table 6.1 at thesis scale, bang-bang runs only (31 min on 2 cores, 12 GB; sim/README.md)
+sim: ## table 6.1 at thesis scale, bang-bang runs only (28 min on 2 cores, 13 GB; sim/README.md)
 	$(GO) run ./cmd/cocrawl sim bangbang --scale thesis --no-compare --out sim-results/table-6.1
 
 fuzz: ## fuzz each decoder for 30 s

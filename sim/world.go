@@ -95,6 +95,8 @@ func newWorld(s Setup, ctrls []rho.Controller) *world {
 		jobs:     newJobHeap(n),
 	}
 	w.fresh = make([]uint64, slots*w.words)
+	_ = adviseHugePages(w.versions)
+	_ = adviseHugePages(w.fresh)
 	if m.Contention {
 		w.gnet = min(1, m.Slots()/float64(n))
 	}
