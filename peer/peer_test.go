@@ -165,8 +165,15 @@ func community(t *testing.T, w *testweb.Web, n int, mode string) []*testPeer {
 func TestTwoPeersMergeEachOthersEvents(t *testing.T) {
 	w := startWeb(t, 2)
 	ps := community(t, w, 2, "sharing-hybrid")
-	waitFor(t, 20*time.Second, "each peer holds events observed by the other", func() bool {
-		return cids(t, ps[0].store)[ps[1].CID()] > 0 && cids(t, ps[1].store)[ps[0].CID()] > 0
+	// A merge stores its events as they arrive and counts them when it
+	// ends, so wait for the counts too, not only for the store.
+	waitFor(t, 20*time.Second, "each peer holds events observed by the other, and counts them", func() bool {
+		for i, p := range ps {
+			if cids(t, p.store)[ps[1-i].CID()] == 0 || p.Status(false).MergeEvents == 0 {
+				return false
+			}
+		}
+		return true
 	})
 	for _, p := range ps {
 		st := p.Status(false)
