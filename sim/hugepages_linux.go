@@ -6,7 +6,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// hugePage is the size of a transparent huge page on linux/amd64 and arm64.
+// hugePage is the size of a transparent huge page on x86-64 (and on arm64
+// with 4 KiB pages; with larger base pages the advice covers less).
 const hugePage = 2 << 20
 
 // adviseHugePages asks the kernel to back the whole 2 MiB pages inside s
