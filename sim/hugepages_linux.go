@@ -13,7 +13,7 @@ const hugePage = 2 << 20
 // adviseHugePages asks the kernel to back the whole 2 MiB pages inside s
 // with huge pages. The version table and the freshness bitmap are read at
 // random, one record at a time, and at thesis scale they span gigabytes:
-// with 4 KiB pages nearly every look-up also misses the TLB. Most kernels
+// with 4 KiB pages a random look-up is likely to miss the TLB too. Most kernels
 // give huge pages only on request (transparent_hugepage=madvise), and the
 // Go runtime does not ask. It must be called before s is first written,
 // so that the pages are huge when they fault in. An error (a kernel
