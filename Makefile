@@ -34,6 +34,7 @@ fuzz: ## fuzz each decoder for 30 s
 	$(GO) test -run '^$$' -fuzz FuzzShareControl -fuzztime 30s ./protocol/
 	$(GO) test -run '^$$' -fuzz FuzzNormalize -fuzztime 30s ./crawl/
 	$(GO) test -run '^$$' -fuzz FuzzExtractLinks -fuzztime 30s ./crawl/
+	$(GO) test -run '^$$' -fuzz FuzzParseReport -fuzztime 30s ./peer/rho/
 
 demo: ## cooperating peers against polling-only peers on a synthetic web (about 2.5 min)
 	$(GO) run ./cmd/cocrawl demo

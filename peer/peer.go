@@ -186,9 +186,18 @@ func New(cfg Config, st Stores) (*Peer, error) {
 }
 
 // updateControl fills the robots.shr fields that change while the peer
-// runs: its current rho and its libp2p identity and addresses.
+// runs: its current rho, its controller's probe report if it publishes
+// one, and its libp2p identity and addresses.
 func (p *Peer) updateControl(sc *protocol.ShareControl) {
 	sc.Rho = strconv.FormatFloat(p.Rho(), 'f', 2, 64)
+	sc.Probe = ""
+	p.ctlMu.Lock()
+	if r, ok := p.ctl.(rho.Reporter); ok {
+		if rep, ok := r.Report(); ok {
+			sc.Probe = rep.String()
+		}
+	}
+	p.ctlMu.Unlock()
 	if p.p2p != nil {
 		sc.PeerID = p.p2p.ID().String()
 		sc.P2PAddrs = p.p2p.Addrs()
@@ -453,7 +462,18 @@ func (p *Peer) tryMerge(ctx context.Context, drawn string) (bool, time.Duration)
 		p.log.Debug("merged", "peer", rec.URL, "gained", o.gained, "records", o.records, "bytes", o.bytes, "took", o.took)
 	}
 	p.stats.merge(drawn, rep, err, o.took)
-	p.observe(rho.Outcome{Merge: true, Events: int(o.gained), Cost: o.took})
+	mo := rho.Outcome{Merge: true, Events: int(o.gained), Cost: o.took}
+	if rep != nil && rep.Control != nil && rep.Control.Probe != "" {
+		// The peer's probe report, for a controller that pools them
+		// (seek); a malformed one costs the report, not the merge.
+		if r, perr := rho.ParseReport(rep.Control.Probe); perr != nil {
+			p.stats.badProbeReport()
+			p.log.Debug("ignored a malformed probe report", "peer", rec.URL, "err", perr)
+		} else {
+			mo.From, mo.Report = rec.URL, r
+		}
+	}
+	p.observe(mo)
 	if p.budget != nil && rep != nil {
 		// The slot paid for the robots.shr; each day file is one request
 		// more, paid by the operations that follow.

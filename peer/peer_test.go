@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -354,5 +355,65 @@ func TestSpecialPrefixesAreMergedNotPolled(t *testing.T) {
 	}
 	if row := peerRow(b, a.url); len(row.Special) != 1 || row.Special[0] != host0 {
 		t.Fatalf("peer row %+v", row)
+	}
+}
+
+// reportRecorder is a Seek that keeps the probe reports its merges bring.
+type reportRecorder struct {
+	*rho.Seek
+	mu      sync.Mutex
+	reports map[string]rho.Report // by Outcome.From
+}
+
+func (r *reportRecorder) Observe(o rho.Outcome) {
+	r.mu.Lock()
+	if o.Report.Period != 0 {
+		r.reports[o.From] = o.Report
+	}
+	r.mu.Unlock()
+	r.Seek.Observe(o)
+}
+
+// Two seek peers publish their probe counts in robots.shr, and each merge
+// hands the other's to its controller, named by the peer's robots.shr.
+func TestSeekPeersExchangeProbeReports(t *testing.T) {
+	w := startWeb(t, 2)
+	lns := []net.Listener{listen(t), listen(t)}
+	recs := make([]*reportRecorder, 2)
+	var ps []*testPeer
+	for i := range 2 {
+		cfg := testConfig(w.Seeds()[i:i+1], "sharing-hybrid", "http://"+lns[1-i].Addr().String()+"/robots.shr")
+		recs[i] = &reportRecorder{Seek: &rho.Seek{Period: 2 * time.Second, Start: 0.6}, reports: map[string]rho.Report{}}
+		cfg.Controller = recs[i]
+		ps = append(ps, startPeer(t, lns[i], t.TempDir(), cfg))
+	}
+	waitFor(t, 30*time.Second, "each peer holds a report of counted polls from the other", func() bool {
+		for i, r := range recs {
+			r.mu.Lock()
+			got := r.reports[ps[1-i].url]
+			r.mu.Unlock()
+			if got.Polls == 0 && got.PrevPolls == 0 {
+				return false
+			}
+		}
+		return true
+	})
+	for i, r := range recs {
+		r.mu.Lock()
+		got := r.reports[ps[1-i].url]
+		r.mu.Unlock()
+		if got.Period != 2*time.Second || got.Fresh > got.Polls || len(r.reports) != 1 {
+			t.Fatalf("peer %d got %+v (from %d peers)", i, got, len(r.reports))
+		}
+		t.Logf("peer %d heard: %s", i, got)
+	}
+	resp, err := http.Get(ps[0].url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if !strings.Contains(string(body), "\nprobe: period=2 ") {
+		t.Fatalf("robots.shr has no probe report:\n%s", body)
 	}
 }

@@ -73,6 +73,14 @@ func (s *stats) merge(drawn string, rep *protocol.MergeReport, err error, took t
 	}
 }
 
+// badProbeReport counts a peer's robots.shr probe report that did not
+// parse: the merge went on without it.
+func (s *stats) badProbeReport() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.errs["merge"]["bad_probe_report"]++
+}
+
 // mergeErrorKind names the failure of a whole merge for metrics.
 func mergeErrorKind(err error) string {
 	switch {

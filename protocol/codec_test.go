@@ -140,8 +140,8 @@ func TestShareControlLimits(t *testing.T) {
 }
 
 func TestShareControlCheck(t *testing.T) {
-	sc := &ShareControl{Version: "1.1", Crawler: "nohost", Repository: "/share/", Special: []string{"ftp://x/"}, Contact: "nobody", Rho: "2"}
-	if got := sc.Check(); len(got) != 5 {
-		t.Fatalf("Check found %d problems, want 5: %v", len(got), got)
+	sc := &ShareControl{Version: "1.1", Crawler: "nohost", Repository: "/share/", Special: []string{"ftp://x/"}, Contact: "nobody", Rho: "2", Probe: "period=60 k=3"}
+	if got := sc.Check(); len(got) != 6 {
+		t.Fatalf("Check found %d problems, want 6: %v", len(got), got)
 	}
 }

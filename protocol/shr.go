@@ -8,6 +8,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/cocrawl/cocrawl/peer/rho"
 )
 
 // Protocol versions this package speaks. A peer announces the highest it
@@ -31,6 +33,10 @@ type ShareControl struct {
 	PeerID   string   // libp2p peer ID of this crawler
 	P2PAddrs []string // libp2p multiaddrs, repeatable
 	Rho      string   // advertised poll ratio, a decimal in [0,1]
+	// Probe is the seek controller's probe report (spec 3.1), as
+	// rho.ParseReport reads it; kept as text so that a malformed report
+	// costs the reader the report, not the merge.
+	Probe string
 }
 
 // ParseShareControl reads a robots.shr. Unknown fields are ignored; missing
@@ -94,6 +100,7 @@ func (sc *ShareControl) set(name, value string, seen map[string]bool) error {
 	single := map[string]*string{
 		"version": &sc.Version, "crawler": &sc.Crawler, "contact": &sc.Contact,
 		"repository": &sc.Repository, "peer-id": &sc.PeerID, "rho": &sc.Rho,
+		"probe": &sc.Probe,
 	}
 	if p, ok := single[name]; ok {
 		if seen[name] {
@@ -176,6 +183,7 @@ func (sc *ShareControl) WriteTo(w io.Writer) (int64, error) {
 		field("p2p-addr", a)
 	}
 	field("rho", sc.Rho)
+	field("probe", sc.Probe)
 	return b.WriteTo(w)
 }
 
@@ -201,6 +209,11 @@ func (sc *ShareControl) Check() []string {
 	if sc.Rho != "" {
 		if r, err := strconv.ParseFloat(sc.Rho, 64); err != nil || r < 0 || r > 1 {
 			out = append(out, fmt.Sprintf("rho %q is not a number in [0,1]", sc.Rho))
+		}
+	}
+	if sc.Probe != "" {
+		if _, err := rho.ParseReport(sc.Probe); err != nil {
+			out = append(out, fmt.Sprintf("probe %q: %v", sc.Probe, err))
 		}
 	}
 	return out

@@ -90,6 +90,7 @@ type shrVector struct {
 	Contact    string   `json:"contact"`
 	Special    []string `json:"special"`
 	Repository string   `json:"repository"`
+	Probe      string   `json:"probe"`
 }
 
 func TestShareControlVectors(t *testing.T) {
@@ -113,6 +114,9 @@ func TestShareControlVectors(t *testing.T) {
 			if want.Version != "" && (sc.Version != want.Version || sc.Crawler != want.Crawler || sc.Contact != want.Contact ||
 				!reflect.DeepEqual(sc.Special, want.Special) || sc.Repository != want.Repository) {
 				t.Fatalf("got %+v, want %+v", sc, want)
+			}
+			if want.Probe != "" && sc.Probe != want.Probe {
+				t.Fatalf("probe %q, want %q", sc.Probe, want.Probe)
 			}
 			// What we write reads back the same.
 			var b strings.Builder

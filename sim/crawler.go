@@ -18,6 +18,7 @@ const chunkRecords = 256
 // always busy with one poll or one merge.
 type crawler struct {
 	id      int
+	name    string // as a controller's Outcome.From names it
 	ctrl    rho.Controller
 	spec    string
 	sharing bool
@@ -34,8 +35,9 @@ type crawler struct {
 
 	// the operation in flight
 	merging  bool
-	obj      uint32 // the object polled
-	peer     int    // the peer merged from
+	obj      uint32     // the object polled
+	peer     int        // the peer merged from
+	report   rho.Report // what the peer's controller published when the merge began
 	opStart  float64
 	opRho    float64
 	opEvents int
@@ -114,6 +116,11 @@ func (w *world) startOp(c *crawler) {
 	c.nextPeer = (c.nextPeer + 1) % len(c.peers)
 	c.merging = true
 	c.peer = p.id
+	// The peer's robots.shr, fetched first, carries its controller's report.
+	c.report = rho.Report{}
+	if r, ok := p.ctrl.(rho.Reporter); ok {
+		c.report, _ = r.Report()
+	}
 	c.recs, c.recNext, c.moving = c.recs[:0], 0, 0
 	if p.sharing {
 		w.collect(c, p)
@@ -282,7 +289,11 @@ func (w *world) pollDone(c *crawler) {
 // finishOp reports the operation to c's controller and starts the next.
 func (w *world) finishOp(c *crawler) {
 	d := w.now - c.opStart
-	c.ctrl.Observe(rho.Outcome{Merge: c.merging, Events: c.opEvents, Cost: time.Duration(d * 1e9), End: simClock(w.now)})
+	o := rho.Outcome{Merge: c.merging, Events: c.opEvents, Cost: time.Duration(d * 1e9), End: simClock(w.now)}
+	if c.merging {
+		o.From, o.Report = w.crawlers[c.peer].name, c.report
+	}
+	c.ctrl.Observe(o)
 	c.busy += d
 	c.rhoTime += c.opRho * d
 	if c.opRho < 0.5 {

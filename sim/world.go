@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/bits"
 	"math/rand/v2"
+	"strconv"
 
 	"github.com/cocrawl/cocrawl/peer/rho"
 )
@@ -131,6 +132,7 @@ func newWorld(s Setup, ctrls []rho.Controller) *world {
 		c := &w.crawlers[i]
 		*c = crawler{
 			id:      i,
+			name:    strconv.Itoa(i),
 			ctrl:    ctrls[i],
 			spec:    spec.Controller,
 			sharing: spec.Sharing,

@@ -17,6 +17,11 @@ type Outcome struct {
 	// clock; the simulator's clock); zero if unknown. Seek probes in step
 	// with its peers by it.
 	End time.Time
+	// From names the peer merged from (merges only), and Report is what
+	// that peer published about its probes when the merge began (zero
+	// Period: nothing). Seek pools its peers' reports with its own counts.
+	From   string
+	Report Report
 }
 
 // Controller decides rho from the outcomes of past operations.

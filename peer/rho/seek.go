@@ -66,21 +66,46 @@ type Seek struct {
 	Z        float64       // standard errors a difference needs before the centre moves; default 2
 
 	ready        bool
-	x            float64       // ln(1-rho) at the centre
-	step         float64       // the next move's size
-	lastMove     float64       // sign of the last move; 0 before the first
-	probe        int64         // index of the current probe: even ones merge more
-	clock        time.Duration // sum of costs, the clock when outcomes carry none
-	polls, fresh int           // counted in the current probe
-	started      bool          // the first probe, begun in an unknown state, is over
-	pool         []probeCount  // probes at the current centre, oldest first
+	x            float64          // ln(1-rho) at the centre
+	step         float64          // the next move's size
+	lastMove     float64          // sign of the last move; 0 before the first
+	probe        int64            // index of the current probe: even ones merge more
+	clock        time.Duration    // sum of costs, the clock when outcomes carry none
+	polls, fresh int              // counted in the current probe
+	started      bool             // the first probe, begun in an unknown state, is over
+	pool         []probeCount     // probes at the current centre, oldest first
+	prev         count            // own counts of the probe before this one, if compared
+	peers        map[string]count // peers' reports of the current probe, the latest of each
 }
 
+// count is what one crawler counted in one probe: polls, and the polls
+// that found the cache fresh.
+type count struct{ polls, fresh int }
+
 // probeCount is what one probe counted: its index (even: merging more),
-// its polls, and the polls that found the cache fresh.
+// this crawler's counts, and those its peers reported.
 type probeCount struct {
-	k            int64
-	polls, fresh int
+	k     int64
+	own   count
+	peers map[string]count
+}
+
+// total is the probe's counts, own and pooled. A peer's counts weigh at
+// most twice this crawler's own (or MinPolls, if more): a peer that
+// reports a million polls, mistaken or hostile, cannot steer the centre
+// alone.
+func (pc probeCount) total(minPolls int) count {
+	t := pc.own
+	limit := 2 * max(pc.own.polls, minPolls)
+	for _, c := range pc.peers {
+		if c.polls > limit {
+			c.fresh = int(int64(c.fresh) * int64(limit) / int64(c.polls))
+			c.polls = limit
+		}
+		t.polls += c.polls
+		t.fresh += c.fresh
+	}
+	return t
 }
 
 // NewSeek returns the controller with its default settings.
@@ -158,9 +183,13 @@ func (s *Seek) Observe(o Outcome) {
 	}
 	if k := int64(t / s.Period); k != s.probe {
 		s.endProbe()
-		s.probe, s.polls, s.fresh = k, 0, 0
+		s.probe, s.polls, s.fresh, s.peers = k, 0, 0, nil
 	}
-	if o.Merge || t%s.Period < time.Duration(s.Settle*float64(s.Period)) {
+	if o.Merge {
+		s.pooled(o.From, o.Report)
+		return
+	}
+	if t%s.Period < time.Duration(s.Settle*float64(s.Period)) {
 		return
 	}
 	s.polls++
@@ -187,12 +216,16 @@ func (s *Seek) endProbe() {
 		// a cache that starts fresh, or was frozen while the peer was
 		// down, ages through it whatever rho does.
 		s.started = true
+		s.prev = count{}
 		return
 	}
-	if s.polls < s.MinPolls {
+	pc := probeCount{k: s.probe, own: count{s.polls, s.fresh}, peers: s.peers}
+	s.prev = count{}
+	if pc.total(s.MinPolls).polls < s.MinPolls {
 		return
 	}
-	s.pool = append(s.pool, probeCount{k: s.probe, polls: s.polls, fresh: s.fresh})
+	s.prev = pc.own
+	s.pool = append(s.pool, pc)
 	if len(s.pool) > 2*s.Window {
 		s.pool = append(s.pool[:0], s.pool[1:]...)
 	}
@@ -229,10 +262,12 @@ func (s *Seek) fit() (d, se float64, ok bool) {
 	var v [3]float64
 	var tMean, polls, fresh float64
 	ups := 0
-	for _, pc := range s.pool {
+	totals := make([]count, len(s.pool))
+	for i, pc := range s.pool {
+		totals[i] = pc.total(s.MinPolls)
 		tMean += float64(pc.k)
-		polls += float64(pc.polls)
-		fresh += float64(pc.fresh)
+		polls += float64(totals[i].polls)
+		fresh += float64(totals[i].fresh)
 		if pc.k%2 == 0 {
 			ups++
 		}
@@ -241,15 +276,16 @@ func (s *Seek) fit() (d, se float64, ok bool) {
 		return 0, 0, false
 	}
 	tMean /= float64(len(s.pool))
-	row := func(pc probeCount) ([3]float64, float64, float64) {
+	row := func(i int) ([3]float64, float64, float64) {
 		side := -0.5
-		if pc.k%2 == 0 {
+		if s.pool[i].k%2 == 0 {
 			side = 0.5
 		}
-		return [3]float64{1, float64(pc.k) - tMean, side}, float64(pc.fresh) / float64(pc.polls), float64(pc.polls)
+		c := totals[i]
+		return [3]float64{1, float64(s.pool[i].k) - tMean, side}, float64(c.fresh) / float64(c.polls), float64(c.polls)
 	}
-	for _, pc := range s.pool {
-		x, y, w := row(pc)
+	for k := range s.pool {
+		x, y, w := row(k)
 		for i := range 3 {
 			v[i] += w * x[i] * y
 			for j := range 3 {
@@ -271,8 +307,8 @@ func (s *Seek) fit() (d, se float64, ok bool) {
 	p := fresh / polls
 	sigma2 := p * (1 - p)
 	var rss float64
-	for _, pc := range s.pool {
-		x, y, w := row(pc)
+	for k := range s.pool {
+		x, y, w := row(k)
 		r := y - (beta[0] + beta[1]*x[1] + beta[2]*x[2])
 		rss += w * r * r
 	}
@@ -304,6 +340,61 @@ func invert3(m [3][3]float64) (inv [3][3]float64, ok bool) {
 	inv[2][1] = (m[0][1]*m[2][0] - m[0][0]*m[2][1]) / det
 	inv[2][2] = (m[0][0]*m[1][1] - m[0][1]*m[1][0]) / det
 	return inv, true
+}
+
+// pooled takes a peer's report, given with a merge from it, into the
+// counts of the probes it covers: its counts so far of the current probe
+// (replacing what the peer reported before) and its final counts of the
+// probe before, if that probe is still in the pool. A report of another
+// period, or from a peer centred more than a probe's width away (a factor
+// of Probe squared on 1-rho), answers another question and is not taken.
+// Nearer ones are: peers pooling much the same counts move together, but
+// one may move a probe before another, and a tolerance narrower than a
+// move would split the community for good.
+func (s *Seek) pooled(from string, r Report) {
+	if from == "" || r.Period != s.Period || !(r.Centre >= 0 && r.Centre < 1) {
+		return
+	}
+	if math.Abs(math.Log(1-r.Centre)-s.x) > 2*math.Log(s.Probe) {
+		return
+	}
+	s.take(from, r.Probe, count{r.Polls, r.Fresh})
+	if r.PrevPolls > 0 {
+		s.take(from, r.Probe-1, count{r.PrevPolls, r.PrevFresh})
+	}
+}
+
+func (s *Seek) take(from string, k int64, c count) {
+	if c.polls <= 0 || c.fresh < 0 || c.fresh > c.polls {
+		return
+	}
+	var m *map[string]count
+	if k == s.probe {
+		m = &s.peers
+	} else {
+		for i := range s.pool {
+			if s.pool[i].k == k {
+				m = &s.pool[i].peers
+			}
+		}
+	}
+	if m == nil {
+		return
+	}
+	if *m == nil {
+		*m = map[string]count{}
+	}
+	(*m)[from] = c
+}
+
+// Report is what Seek publishes for its peers to pool: its counts so far
+// in the current probe and its counts of the one before, if compared.
+func (s *Seek) Report() (Report, bool) {
+	s.init()
+	return Report{
+		Period: s.Period, Centre: s.Centre(), Probe: s.probe,
+		Polls: s.polls, Fresh: s.fresh, PrevPolls: s.prev.polls, PrevFresh: s.prev.fresh,
+	}, true
 }
 
 // Centre is the rho the probes are centred on.
