@@ -33,8 +33,9 @@
 //     in step with every other Seek peer, by a clock they share
 //     (Outcome.End), so what it measures is the community's answer; it
 //     measures its cache's freshness by the share of polls that find no
-//     change, pools its probes and fits out any drift over time, and moves
-//     on the scale of 1-rho only on a difference clear of the noise.
+//     change, pools its probes and its peers' published counts (Report),
+//     fits out any drift over time, and moves on the scale of 1-rho only
+//     on a difference clear of the noise.
 //
 // Controllers are not safe for concurrent use; the live peer serialises
 // calls with a mutex, the simulator runs each crawler on one goroutine.

@@ -52,6 +52,15 @@ const DefaultSeekPeriod = 24 * time.Hour
 // as freshness lags a change of rho. Without a clock (Outcome.End zero)
 // the probes run on the sum of costs instead, a clock of the peer's own:
 // it still climbs, but alone.
+//
+// Peers also pool their counts. Seek publishes them (Report; the
+// robots.shr field "probe", spec 3.1) and takes its peers' from the
+// outcomes of merges (Outcome.From, Outcome.Report): a probe's counts are
+// its own plus the latest each peer reported for that probe, a peer's
+// weighing at most twice its own. Every peer measures the same community
+// answer, so pooling N peers' counts shrinks the noise by up to the
+// square root of N: under contention a peer counts few polls a probe, and
+// alone it needs many probes to see what a community sees in a few.
 type Seek struct {
 	Min, Max float64       // bounds of rho; default 0.5 and 0.998
 	Start    float64       // initial rho; default 0.95
