@@ -3,6 +3,7 @@ package rho
 import (
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -170,5 +171,30 @@ func TestSeekSkipsForeignReports(t *testing.T) {
 	s.Observe(Outcome{Merge: true, From: "p", Report: Report{Period: 300 * time.Second, Centre: 0.97, Probe: k, Polls: 100, Fresh: 40}, End: at})
 	if s.peers["p"] != (count{100, 40}) {
 		t.Fatalf("a matching report not pooled: %+v", s.peers)
+	}
+}
+
+// A difference many times clearer than the threshold moves the centre by
+// up to Boost steps; one just clear of it by one step.
+func TestSeekBoostsClearMoves(t *testing.T) {
+	firstMove := func(boost, fresherBy float64) float64 {
+		s := &Seek{Period: 300 * time.Second, Boost: boost}
+		start := math.Log(1 - s.Centre())
+		moved := 0.0
+		seekExact(s, 12*300, func(r float64) float64 {
+			if r > s.Centre() {
+				return 0.6 + fresherBy // merging less is fresher
+			}
+			return 0.6
+		}, func(c float64) {
+			if x := math.Log(1 - c); moved == 0 && x != start {
+				moved = start - x
+			}
+		})
+		return moved
+	}
+	one, clear, boosted := firstMove(1, 0.3), firstMove(3, 0.3), firstMove(3, 0.11)
+	if math.Abs(one-0.3) > 1e-9 || math.Abs(clear-0.9) > 1e-9 || boosted <= 0.3 || boosted >= 0.9 {
+		t.Fatalf("first moves: %.3f without boost, %.3f with a clear difference, %.3f with a nearer one", one, clear, boosted)
 	}
 }

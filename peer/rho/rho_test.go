@@ -431,7 +431,7 @@ func TestSeekPoolsPairsToSeeSmallDifferences(t *testing.T) {
 // swinging.
 func TestSeekStepGrowsThenSettles(t *testing.T) {
 	target := math.Log(1 - 0.8) // the freshest rho
-	s := &Seek{Period: 300 * time.Second, Start: 0.975}
+	s := &Seek{Period: 300 * time.Second, Start: 0.975, Boost: 1} // the step rule alone
 	var moves []float64
 	last := math.Log(1 - s.Centre())
 	seekExact(s, 40*600, func(r float64) float64 {

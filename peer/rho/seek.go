@@ -73,6 +73,7 @@ type Seek struct {
 	MinStep  float64       // smallest move of ln(1-rho); default 0.05
 	MaxStep  float64       // largest move of ln(1-rho); default 1
 	Z        float64       // standard errors a difference needs before the centre moves; default 2
+	Boost    float64       // largest multiple of the step a clearer difference moves by; default 3
 
 	ready        bool
 	x            float64          // ln(1-rho) at the centre
@@ -159,6 +160,10 @@ func (s *Seek) init() {
 	if s.Z <= 0 {
 		s.Z = 2
 	}
+	if s.Boost <= 0 {
+		s.Boost = 3
+	}
+	s.Boost = max(s.Boost, 1)
 	s.x = math.Log(1 - math.Min(s.Max, math.Max(s.Min, s.Start)))
 	s.ready = true
 }
@@ -254,7 +259,8 @@ func (s *Seek) endProbe() {
 		s.step = math.Max(s.MinStep, s.step/2)
 	}
 	s.lastMove = dir
-	s.x = math.Min(s.hi(), math.Max(s.lo(), s.x+dir*s.step))
+	boost := math.Min(s.Boost, math.Abs(d)/(s.Z*se))
+	s.x = math.Min(s.hi(), math.Max(s.lo(), s.x+dir*s.step*boost))
 	s.pool = s.pool[:0]
 }
 
