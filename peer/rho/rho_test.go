@@ -430,7 +430,7 @@ func TestSeekPoolsPairsToSeeSmallDifferences(t *testing.T) {
 // a few probes; a turn halves the step, so Seek settles instead of
 // swinging.
 func TestSeekStepGrowsThenSettles(t *testing.T) {
-	target := math.Log(1 - 0.8) // the freshest rho
+	target := math.Log(1 - 0.8)                                   // the freshest rho
 	s := &Seek{Period: 300 * time.Second, Start: 0.975, Boost: 1} // the step rule alone
 	var moves []float64
 	last := math.Log(1 - s.Centre())
