@@ -430,8 +430,9 @@ func TestSeekPoolsPairsToSeeSmallDifferences(t *testing.T) {
 // a few probes; a turn halves the step, so Seek settles instead of
 // swinging.
 func TestSeekStepGrowsThenSettles(t *testing.T) {
-	target := math.Log(1 - 0.8)                                   // the freshest rho
-	s := &Seek{Period: 300 * time.Second, Start: 0.975, Boost: 1} // the step rule alone
+	target := math.Log(1 - 0.8) // the freshest rho
+	// Boost 1: the step rule alone, without moves scaled by clarity.
+	s := &Seek{Period: 300 * time.Second, Start: 0.975, Boost: 1}
 	var moves []float64
 	last := math.Log(1 - s.Centre())
 	seekExact(s, 40*600, func(r float64) float64 {
