@@ -198,3 +198,18 @@ func TestSeekBoostsClearMoves(t *testing.T) {
 		t.Fatalf("first moves: %.3f without boost, %.3f with a clear difference, %.3f with a nearer one", one, clear, boosted)
 	}
 }
+
+// The field carries whole seconds: a Seek of another period publishes
+// nothing rather than a report its peers would misread or reject.
+func TestSeekReportsWholeSecondPeriodsOnly(t *testing.T) {
+	if _, ok := (&Seek{Period: 1500 * time.Millisecond}).Report(); ok {
+		t.Fatal("a period of 1.5 s was reported")
+	}
+	r, ok := (&Seek{Period: 90 * time.Second}).Report()
+	if !ok {
+		t.Fatal("a period of 90 s was not reported")
+	}
+	if again, err := ParseReport(r.String()); err != nil || again.Period != 90*time.Second {
+		t.Fatalf("%s reads back as %+v, %v", r, again, err)
+	}
+}

@@ -403,9 +403,14 @@ func (s *Seek) take(from string, k int64, c count) {
 }
 
 // Report is what Seek publishes for its peers to pool: its counts so far
-// in the current probe and its counts of the one before, if compared.
+// in the current probe and its counts of the one before, if compared. A
+// period that is not a whole number of seconds has no report: the field
+// carries whole seconds, and peers would take it for another period.
 func (s *Seek) Report() (Report, bool) {
 	s.init()
+	if s.Period%time.Second != 0 {
+		return Report{}, false
+	}
 	return Report{
 		Period: s.Period, Centre: s.Centre(), Probe: s.probe,
 		Polls: s.polls, Fresh: s.fresh, PrevPolls: s.prev.polls, PrevFresh: s.prev.fresh,
