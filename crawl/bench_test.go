@@ -31,7 +31,7 @@ func BenchmarkCrawl(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		c, err := New(cfg, st, BadgerFrontier{DB: st.DB()})
+		c, err := New(cfg, st, StoredFrontier{Table: st.Table(webevents.TableFrontier)})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/dgraph-io/badger/v4"
+	"github.com/cocrawl/cocrawl/webevents"
 )
 
 // FrontierStore persists the frontier so a restarted crawler resumes.
@@ -16,43 +16,40 @@ type FrontierStore interface {
 	SaveFrontier(states []URLState) error
 }
 
-// prefixFrontier is the key prefix of frontier entries in a peer's Badger
-// database, beside the webevents keys (u/, e/, d/, c/, m/).
-var prefixFrontier = []byte("f/")
+// keyValues is what a stored frontier needs of a table in the peer's store
+// (a *webevents.Table): it reaches only the frontier's own keys.
+type keyValues interface {
+	Each(fn func(key string, value []byte) error) error
+	Put(entries ...webevents.Entry) error
+}
 
-// BadgerFrontier keeps the frontier in a Badger database, one key per URL.
-type BadgerFrontier struct{ DB *badger.DB }
+// StoredFrontier keeps the frontier in a table of key values, one JSON
+// entry per URL.
+type StoredFrontier struct{ Table keyValues }
 
-func (b BadgerFrontier) LoadFrontier(fn func(URLState) error) error {
-	return b.DB.View(func(txn *badger.Txn) error {
-		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefixFrontier, PrefetchValues: true, PrefetchSize: 256})
-		defer it.Close()
-		for it.Rewind(); it.Valid(); it.Next() {
-			var s URLState
-			if err := it.Item().Value(func(v []byte) error { return json.Unmarshal(v, &s) }); err != nil {
-				return fmt.Errorf("crawl: frontier entry %q: %w", it.Item().Key(), err)
-			}
-			if err := fn(s); err != nil {
-				return err
-			}
+func (f StoredFrontier) LoadFrontier(fn func(URLState) error) error {
+	return f.Table.Each(func(key string, v []byte) error {
+		var s URLState
+		if err := json.Unmarshal(v, &s); err != nil {
+			return fmt.Errorf("crawl: frontier entry %q: %w", key, err)
 		}
-		return nil
+		return fn(s)
 	})
 }
 
-func (b BadgerFrontier) SaveFrontier(states []URLState) error {
-	wb := b.DB.NewWriteBatch()
-	defer wb.Cancel()
+func (f StoredFrontier) SaveFrontier(states []URLState) error {
+	entries := make([]webevents.Entry, len(states))
 	for i := range states {
 		v, err := json.Marshal(&states[i])
 		if err != nil {
 			return err
 		}
-		if err := wb.Set(append(append([]byte{}, prefixFrontier...), states[i].URL...), v); err != nil {
-			return err
-		}
+		entries[i] = webevents.Entry{Key: states[i].URL, Value: v}
 	}
-	return wb.Flush()
+	if len(entries) == 0 {
+		return nil
+	}
+	return f.Table.Put(entries...)
 }
 
 // MemFrontier is a FrontierStore in memory, for tests.

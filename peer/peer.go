@@ -70,6 +70,16 @@ type Stores struct {
 	Peers    PeerStore
 }
 
+// StoresIn returns the stores of a peer kept in one Badger store: the web
+// events, and the frontier and peer table in their tables of its keyspace.
+func StoresIn(st *webevents.BadgerStore) Stores {
+	return Stores{
+		Events:   st,
+		Frontier: crawl.StoredFrontier{Table: st.Table(webevents.TableFrontier)},
+		Peers:    StoredPeers{Table: st.Table(webevents.TablePeers)},
+	}
+}
+
 // Peer is a running cooperating crawler.
 type Peer struct {
 	cfg     Config

@@ -72,7 +72,7 @@ func startPeer(t *testing.T, ln net.Listener, dir string, cfg Config) *testPeer 
 		t.Fatal(err)
 	}
 	cfg.Addr = ln.Addr().String()
-	p, err := New(cfg, Stores{Events: st, Frontier: crawl.BadgerFrontier{DB: st.DB()}, Peers: BadgerPeers{DB: st.DB()}})
+	p, err := New(cfg, StoresIn(st))
 	if err != nil {
 		st.Close()
 		t.Fatal(err)

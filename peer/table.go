@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/dgraph-io/badger/v4"
+	"github.com/cocrawl/cocrawl/webevents"
 )
 
 // Record is one row of the peer table: a peer found in the configuration
@@ -67,40 +67,33 @@ type PeerStore interface {
 	SavePeer(r Record) error
 }
 
-// peerPrefix is the key prefix of peer rows in a Badger database shared
-// with the web-event store (which uses m/, u/, e/, d/ and c/) and the
-// frontier (f/).
-const peerPrefix = "p/"
+// keyValues is what the stored peer table needs of a table in the peer's
+// store (a *webevents.Table): it reaches only the peer table's keys.
+type keyValues interface {
+	Each(fn func(key string, value []byte) error) error
+	Put(entries ...webevents.Entry) error
+}
 
-// BadgerPeers keeps the peer table in a Badger database.
-type BadgerPeers struct{ DB *badger.DB }
+// StoredPeers keeps the peer table in a table of key values, one JSON row
+// per peer.
+type StoredPeers struct{ Table keyValues }
 
-func (b BadgerPeers) LoadPeers(fn func(Record) error) error {
-	return b.DB.View(func(txn *badger.Txn) error {
-		it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte(peerPrefix), PrefetchValues: true, PrefetchSize: 64})
-		defer it.Close()
-		for it.Rewind(); it.Valid(); it.Next() {
-			var r Record
-			err := it.Item().Value(func(v []byte) error { return json.Unmarshal(v, &r) })
-			if err != nil {
-				return fmt.Errorf("peer: stored row %q: %w", it.Item().Key(), err)
-			}
-			if err := fn(r); err != nil {
-				return err
-			}
+func (s StoredPeers) LoadPeers(fn func(Record) error) error {
+	return s.Table.Each(func(key string, v []byte) error {
+		var r Record
+		if err := json.Unmarshal(v, &r); err != nil {
+			return fmt.Errorf("peer: stored row %q: %w", key, err)
 		}
-		return nil
+		return fn(r)
 	})
 }
 
-func (b BadgerPeers) SavePeer(r Record) error {
+func (s StoredPeers) SavePeer(r Record) error {
 	v, err := json.Marshal(r)
 	if err != nil {
 		return err
 	}
-	return b.DB.Update(func(txn *badger.Txn) error {
-		return txn.Set([]byte(peerPrefix+r.URL), v)
-	})
+	return s.Table.Put(webevents.Entry{Key: r.URL, Value: v})
 }
 
 // MemPeers keeps the peer table in memory, for tests.

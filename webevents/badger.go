@@ -7,43 +7,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"sync"
 	"time"
 
 	"github.com/dgraph-io/badger/v4"
 )
-
-// Key layout. Integers are fixed-width big-endian so byte order is numeric
-// order.
-//
-//	m/id                      store ID
-//	u/<url>                   current state of url (binary event)
-//	e/<day u32><offset u64>   day log entry; offset = byte offset in the day file
-//	d/<day u32>               day info: size u64, records u64, updated unix-nano i64
-//	c/<peer>                  merge cursor (JSON)
-var (
-	keyID        = []byte("m/id")
-	prefixURL    = []byte("u/")
-	prefixLog    = []byte("e/")
-	prefixDay    = []byte("d/")
-	prefixCursor = []byte("c/")
-)
-
-func urlKey(u string) []byte { return append(append([]byte{}, prefixURL...), u...) }
-
-func logKey(day, off int64) []byte {
-	k := make([]byte, 0, 14)
-	k = append(k, prefixLog...)
-	k = binary.BigEndian.AppendUint32(k, uint32(day))
-	return binary.BigEndian.AppendUint64(k, uint64(off))
-}
-
-func dayKey(day int64) []byte {
-	return binary.BigEndian.AppendUint32(append([]byte{}, prefixDay...), uint32(day))
-}
-
-func cursorKey(peer string) []byte { return append(append([]byte{}, prefixCursor...), peer...) }
 
 // BadgerOptions tunes OpenBadger. The zero value is a durable on-disk store
 // sized for a small machine.
@@ -65,9 +35,18 @@ type BadgerOptions struct {
 	MemTableSize int64
 }
 
+// ErrInUse is wrapped by OpenBadger's error when another process has the
+// store open.
+var ErrInUse = errors.New("webevents: store in use by another process")
+
+type nopCloser struct{}
+
+func (nopCloser) Close() error { return nil }
+
 // BadgerStore is the Store on Badger v4.
 type BadgerStore struct {
 	db   *badger.DB
+	lock io.Closer // the store's directory lock
 	id   string
 	mu   sync.Mutex // serialises writers: every write touches its day's info key
 	now  func() time.Time
@@ -85,8 +64,9 @@ func OpenBadger(dir string, o BadgerOptions) (*BadgerStore, error) {
 	if mt <= 0 {
 		mt = 32 << 20
 	}
-	// Options that keep memory small on a 2-core machine (see
-	// shared/NOTES-libp2p-badger.md: Badger's defaults peak above 2 GB).
+	// Options that keep memory small on a 2-core machine: with Badger's
+	// defaults a probe writing 900k values of 1 KB peaked above 2 GB
+	// (docs/architecture.md, "Store").
 	opts := badger.DefaultOptions(dir).
 		WithLogger(badgerLogger{lg}).
 		WithSyncWrites(o.SyncWrites).
@@ -99,16 +79,24 @@ func OpenBadger(dir string, o BadgerOptions) (*BadgerStore, error) {
 		WithValueLogFileSize(64 << 20).
 		WithValueThreshold(1 << 10).
 		WithDetectConflicts(false) // writers are serialised by BadgerStore.mu
+	var lock io.Closer = nopCloser{}
 	if o.InMemory {
 		opts = opts.WithDir("").WithValueDir("").WithInMemory(true)
+	} else {
+		var err error
+		if lock, err = lockDir(dir); err != nil {
+			return nil, err
+		}
 	}
 	db, err := badger.Open(opts)
 	if err != nil {
+		lock.Close()
 		return nil, fmt.Errorf("webevents: open store %s: %w", dir, err)
 	}
-	s := &BadgerStore{db: db, now: time.Now, done: make(chan struct{})}
+	s := &BadgerStore{db: db, lock: lock, now: time.Now, done: make(chan struct{})}
 	if s.id, err = s.loadID(); err != nil {
 		db.Close()
+		lock.Close()
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -162,11 +150,6 @@ func (s *BadgerStore) gcLoop(ctx context.Context, every time.Duration, inMemory 
 }
 
 func (s *BadgerStore) ID() string { return s.id }
-
-// DB exposes the Badger handle so other packages of a peer (the frontier,
-// the peer table) can keep their data under their own key prefixes in the
-// same store. They must not write keys with the prefixes listed above.
-func (s *BadgerStore) DB() *badger.DB { return s.db }
 
 func (s *BadgerStore) Get(url string) (Event, bool, error) {
 	var e Event
@@ -505,7 +488,7 @@ func (s *BadgerStore) ReadDay(day, from int64, fn func(int64, Event) error) erro
 func (s *BadgerStore) Close() error {
 	s.stop()
 	<-s.done
-	return s.db.Close()
+	return errors.Join(s.db.Close(), s.lock.Close())
 }
 
 func encodeDayInfo(d *DayInfo) []byte {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cocrawl/cocrawl/crawl"
+	"github.com/cocrawl/cocrawl/peer"
 )
 
 func cmdCrawl(ctx context.Context, args []string, out io.Writer) error {
@@ -40,7 +41,7 @@ func cmdCrawl(ctx context.Context, args []string, out io.Writer) error {
 	}
 	cfg := set.crawlConfig(seeds, *cid, *allowPrivate)
 	cfg.Logger = logger()
-	c, err := crawl.New(cfg, st, crawl.BadgerFrontier{DB: st.DB()})
+	c, err := crawl.New(cfg, st, peer.StoresIn(st).Frontier)
 	if err != nil {
 		return usagef("%v", err)
 	}

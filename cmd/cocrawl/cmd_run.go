@@ -14,7 +14,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/cocrawl/cocrawl/crawl"
 	"github.com/cocrawl/cocrawl/peer"
 	"github.com/cocrawl/cocrawl/peer/rho"
 	"github.com/cocrawl/cocrawl/protocol"
@@ -112,7 +111,7 @@ func cmdRun(ctx context.Context, args []string, out io.Writer) error {
 		Schedule: peer.Schedule{MergeMin: *mergeMin, MergeMax: *mergeMax},
 		P2P:      p2p, Logger: lg,
 	}
-	p, err := peer.New(cfg, peer.Stores{Events: st, Frontier: crawl.BadgerFrontier{DB: st.DB()}, Peers: peer.BadgerPeers{DB: st.DB()}})
+	p, err := peer.New(cfg, peer.StoresIn(st))
 	if err != nil {
 		return usagef("%v", err)
 	}

@@ -71,7 +71,7 @@ func openStore(dataDir string, lg *slog.Logger) (*webevents.BadgerStore, error) 
 	}
 	st, err := webevents.OpenBadger(dir, webevents.BadgerOptions{Logger: lg})
 	if err != nil {
-		if strings.Contains(err.Error(), "directory lock") {
+		if errors.Is(err, webevents.ErrInUse) {
 			return nil, fmt.Errorf("the store in %s is in use by another cocrawl process; stop it or use another --data", dataDir)
 		}
 		return nil, err

@@ -282,7 +282,7 @@ func startMember(ctx context.Context, cfg Config, dir, group string, i int, host
 	} else {
 		pc.Controller, pc.Mode, pc.Share = rho.Fixed(1), "current", false
 	}
-	p, err := peer.New(pc, peer.Stores{Events: st, Frontier: crawl.BadgerFrontier{DB: st.DB()}, Peers: peer.BadgerPeers{DB: st.DB()}})
+	p, err := peer.New(pc, peer.StoresIn(st))
 	if err != nil {
 		ln.Close()
 		st.Close()

@@ -1,0 +1,132 @@
+package webevents
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/dgraph-io/badger/v4"
+)
+
+// The keyspace of a peer's Badger database. Every key prefix of every
+// package is declared here and nowhere else, so two features cannot collide
+// and retention or attribution can find every key of a kind. Integers in
+// keys are fixed-width big-endian, so byte order is numeric order.
+//
+//	prefix  key                         value                          owner
+//	m/      m/id                        store ID                       webevents
+//	u/      u/<url>                     current state (binary event)   webevents
+//	e/      e/<day u32><offset u64>     day-log entry (binary event);  webevents
+//	                                    offset = byte offset in the
+//	                                    day file
+//	d/      d/<day u32>                 day info: size, records,       webevents
+//	                                    updated
+//	c/      c/<peer>                    merge cursor (JSON)            webevents
+//	f/      f/<url>                     frontier entry                 crawl, through Table(TableFrontier)
+//	p/      p/<robots.shr URL>          peer-table row                 peer, through Table(TablePeers)
+//
+// No prefix is a prefix of another (TestKeyspacePrefixesDisjoint).
+var (
+	keyID        = []byte("m/id")
+	prefixURL    = []byte("u/")
+	prefixLog    = []byte("e/")
+	prefixDay    = []byte("d/")
+	prefixCursor = []byte("c/")
+)
+
+// TableName names a table that a package above webevents keeps in the
+// store: its key prefix.
+type TableName string
+
+// The tables other packages keep beside the web events.
+const (
+	TableFrontier TableName = "f/" // crawl's frontier, one entry per URL
+	TablePeers    TableName = "p/" // peer's peer table, one row per peer
+)
+
+// tables lists the names Table hands out.
+var tables = []TableName{TableFrontier, TablePeers}
+
+// allPrefixes lists every prefix of the keyspace, for the test that keeps
+// them disjoint.
+func allPrefixes() [][]byte {
+	out := [][]byte{keyID[:2], prefixURL, prefixLog, prefixDay, prefixCursor}
+	for _, t := range tables {
+		out = append(out, []byte(t))
+	}
+	return out
+}
+
+func urlKey(u string) []byte { return append(append([]byte{}, prefixURL...), u...) }
+
+func logKey(day, off int64) []byte {
+	k := make([]byte, 0, 14)
+	k = append(k, prefixLog...)
+	k = binary.BigEndian.AppendUint32(k, uint32(day))
+	return binary.BigEndian.AppendUint64(k, uint64(off))
+}
+
+func dayKey(day int64) []byte {
+	return binary.BigEndian.AppendUint32(append([]byte{}, prefixDay...), uint32(day))
+}
+
+func cursorKey(peer string) []byte { return append(append([]byte{}, prefixCursor...), peer...) }
+
+// Table is one table of the keyspace lent to another package: string keys,
+// opaque values, and no way to reach a key outside its prefix. The package
+// that uses it owns the encoding of its values.
+type Table struct {
+	db     *badger.DB
+	prefix []byte
+}
+
+// Entry is one key and value of a Table.
+type Entry struct {
+	Key   string
+	Value []byte
+}
+
+// Table returns the table name in the store. It panics on a name not
+// declared in this file: a new table is a change of the keyspace, made here.
+func (s *BadgerStore) Table(name TableName) *Table {
+	for _, t := range tables {
+		if t == name {
+			return &Table{db: s.db, prefix: []byte(name)}
+		}
+	}
+	panic(fmt.Sprintf("webevents: table %q is not declared in keyspace.go", name))
+}
+
+// Each calls fn with every entry, in key order. The value is only valid
+// during the call.
+func (t *Table) Each(fn func(key string, value []byte) error) error {
+	return t.db.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: t.prefix, PrefetchValues: true, PrefetchSize: 256})
+		defer it.Close()
+		for it.Rewind(); it.Valid(); it.Next() {
+			key := string(it.Item().Key()[len(t.prefix):])
+			err := it.Item().Value(func(v []byte) error { return fn(key, v) })
+			if err != nil {
+				return fmt.Errorf("webevents: table %s entry %q: %w", t.prefix, key, err)
+			}
+		}
+		return nil
+	})
+}
+
+// Put writes entries, replacing older values under the same keys. One entry
+// is one transaction; more go through a write batch, which may commit in
+// several transactions.
+func (t *Table) Put(entries ...Entry) error {
+	key := func(k string) []byte { return append(append([]byte{}, t.prefix...), k...) }
+	if len(entries) == 1 {
+		return t.db.Update(func(txn *badger.Txn) error { return txn.Set(key(entries[0].Key), entries[0].Value) })
+	}
+	wb := t.db.NewWriteBatch()
+	defer wb.Cancel()
+	for _, e := range entries {
+		if err := wb.Set(key(e.Key), e.Value); err != nil {
+			return err
+		}
+	}
+	return wb.Flush()
+}
