@@ -9,8 +9,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-
-	"github.com/cocrawl/cocrawl/protocol"
 )
 
 // Status is what /api/status returns.
@@ -129,7 +127,7 @@ func writeJSON(w http.ResponseWriter, v any) {
 func (p *Peer) metricsHandler() http.Handler {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	reg.MustRegister(protocol.Collectors()...)
+	reg.MustRegister(p.metrics)
 	reg.MustRegister(peerCollector{p})
 	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
 }

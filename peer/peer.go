@@ -91,6 +91,7 @@ type Peer struct {
 	peers   *peerSet
 	log     *slog.Logger
 	stats   *stats
+	metrics *protocol.Metrics // the share server's and merge client's
 	started time.Time
 
 	ctlMu   sync.Mutex
@@ -149,7 +150,7 @@ func New(cfg Config, st Stores) (*Peer, error) {
 	p := &Peer{
 		cfg: cfg, cid: cid, stores: st, crawler: c, peers: newPeerSet(cfg.Schedule), log: cfg.Logger,
 		ctl: cfg.Controller, timeAt: map[string]time.Duration{}, kick: make(chan struct{}, 1),
-		excluded: map[string]bool{}, stats: newStats(), started: time.Now(),
+		excluded: map[string]bool{}, stats: newStats(), metrics: protocol.NewMetrics(), started: time.Now(),
 	}
 	p.rhoNow = p.ctl.Rho()
 	if cfg.RequestsPerSecond > 0 {
@@ -158,7 +159,7 @@ func New(cfg Config, st Stores) (*Peer, error) {
 	p.merger = protocol.Merger{
 		Store:  st.Events,
 		Client: protocol.NewHTTPClient(protocol.ClientOptions{AllowPrivate: cfg.AllowPrivate}),
-		Limits: cfg.MergeLimits, From: cfg.Contact, Logger: cfg.Logger,
+		Limits: cfg.MergeLimits, From: cfg.Contact, Logger: cfg.Logger, Metrics: p.metrics,
 	}
 	var shareStore protocol.ShareStore = st.Events
 	if !cfg.Share {
@@ -168,6 +169,7 @@ func New(cfg Config, st Stores) (*Peer, error) {
 		Control: protocol.ShareControl{Crawler: cid, Contact: cfg.Contact, Special: cfg.Special, Repository: "/share/"},
 		Logger:  cfg.Logger,
 		Update:  p.updateControl,
+		Metrics: p.metrics,
 	})
 	if err != nil {
 		return nil, err
@@ -410,100 +412,6 @@ func (p *Peer) tryPoll(ctx context.Context, drawn string) (bool, time.Duration) 
 	return true, 0
 }
 
-// tryMerge merges from the next due peer; drawn is the side the slot drew.
-func (p *Peer) tryMerge(ctx context.Context, drawn string) (bool, time.Duration) {
-	rec, ok, wait := p.peers.next(time.Now())
-	if !ok {
-		return false, wait
-	}
-	m := p.merger // Merge fills defaults in its receiver: one copy per call
-	mergeURL := rec.URL
-	id, overP2P := p2pIDOf(rec.URL)
-	var clientErr error
-	if overP2P {
-		m.Client, clientErr = p.p2pClient(id)
-		// Over libp2p the host names no server (spec 7.5): any will do.
-		mergeURL = "http://" + id.String() + "/robots.shr"
-		m.CheckControl = func(sc *protocol.ShareControl) error {
-			if sc.PeerID != "" && sc.PeerID != id.String() {
-				return fmt.Errorf("%w: robots.shr says %s, the connection %s", ErrPeerIDMismatch, sc.PeerID, id)
-			}
-			return nil
-		}
-	}
-	start := time.Now()
-	rep, err := &protocol.MergeReport{Peer: mergeURL}, clientErr
-	if clientErr == nil {
-		rep, err = m.Merge(ctx, mergeURL)
-	}
-	end := time.Now()
-	o := mergeOutcome{err: err, took: end.Sub(start)}
-	if rep != nil {
-		o.records, o.bytes = rep.Records, rep.WireBytes
-		o.gained = int64(rep.Result.Accepted)
-		if sc := rep.Control; sc != nil {
-			o.crawler, o.version, o.special, o.rho = sc.Crawler, sc.Version, sc.Special, sc.Rho
-			// Itself: over libp2p the connection says who it is; over
-			// HTTP, a robots.shr naming this peer's own crawler.
-			o.self = !overP2P && sc.Crawler == p.cid
-			o.peerID, o.p2pAddrs = sc.PeerID, sc.P2PAddrs
-			if ru, err := sc.RepositoryURL(mustParse(mergeURL)); err == nil && !overP2P {
-				o.repository = ru.String()
-			}
-		}
-	}
-	if err != nil && ctx.Err() != nil {
-		// Shutting down: not the peer's fault; it is due again at restart.
-		p.peers.release(rec.URL)
-		return true, 0
-	}
-	row := p.peers.done(rec.URL, o, end)
-	if err := p.stores.Peers.SavePeer(row); err != nil {
-		p.log.Error("save peer table", "err", err)
-	}
-	if err != nil && overP2P && p.p2p != nil {
-		p.p2p.forget(id) // dial afresh next time, with the addresses known then
-	}
-	if err != nil {
-		p.log.Warn("merge failed", "peer", rec.URL, "failures", row.Consecutive, "next", row.NextDue.Format(time.TimeOnly), "err", err)
-	} else {
-		p.excludeRepository(o.repository)
-		p.crawler.Delegate(p.peers.delegated(end))
-		p.log.Debug("merged", "peer", rec.URL, "gained", o.gained, "records", o.records, "bytes", o.bytes, "took", o.took)
-	}
-	p.stats.merge(drawn, rep, err, o.took)
-	mo := rho.Outcome{Merge: true, Events: int(o.gained), Cost: o.took}
-	if rep != nil && rep.Control != nil && rep.Control.Probe != "" {
-		// The peer's probe report, for a controller that pools them
-		// (seek); a malformed one costs the report, not the merge.
-		if r, perr := rho.ParseReport(rep.Control.Probe); perr != nil {
-			p.stats.badProbeReport()
-			p.log.Debug("ignored a malformed probe report", "peer", rec.URL, "err", perr)
-		} else {
-			mo.From, mo.Report = rec.URL, r
-		}
-	}
-	p.observe(mo)
-	if p.budget != nil && rep != nil {
-		// The slot paid for the robots.shr; each day file is one request
-		// more, paid by the operations that follow.
-		for range rep.Days {
-			p.budget.ReserveN(time.Now(), 1)
-		}
-	}
-	return true, 0
-}
-
-// ErrPeerIDMismatch: a peer reached over libp2p published another peer's ID.
-var ErrPeerIDMismatch = errors.New("peer: robots.shr claims another peer's ID")
-
-func (p *Peer) p2pClient(id peer.ID) (*http.Client, error) {
-	if p.p2p == nil {
-		return nil, errors.New("peer: a libp2p peer, but libp2p is off")
-	}
-	return p.p2p.client(id)
-}
-
 // addP2PPeer puts a community member found over libp2p in the peer table.
 func (p *Peer) addP2PPeer(ai peer.AddrInfo, source string) {
 	var addrs []string
@@ -522,14 +430,6 @@ func (p *Peer) addP2PPeer(ai peer.AddrInfo, source string) {
 	case p.kick <- struct{}{}:
 	default:
 	}
-}
-
-func mustParse(u string) *url.URL {
-	v, err := url.Parse(u)
-	if err != nil {
-		return &url.URL{}
-	}
-	return v
 }
 
 // excludeRepository keeps the crawler away from a peer's day files.

@@ -141,7 +141,16 @@ func TestShareControlLimits(t *testing.T) {
 
 func TestShareControlCheck(t *testing.T) {
 	sc := &ShareControl{Version: "1.1", Crawler: "nohost", Repository: "/share/", Special: []string{"ftp://x/"}, Contact: "nobody", Rho: "2", Probe: "period=60 k=3"}
-	if got := sc.Check(); len(got) != 6 {
+	noCentre := func(v string) error {
+		if !strings.Contains(v, "centre=") {
+			return errors.New("no centre")
+		}
+		return nil
+	}
+	if got := sc.Check(noCentre); len(got) != 6 {
 		t.Fatalf("Check found %d problems, want 6: %v", len(got), got)
+	}
+	if got := sc.Check(nil); len(got) != 5 {
+		t.Fatalf("Check without a probe validator found %d problems, want 5: %v", len(got), got)
 	}
 }

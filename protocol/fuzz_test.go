@@ -71,7 +71,7 @@ func FuzzShareControl(f *testing.F) {
 		if err != nil {
 			return
 		}
-		_ = sc.Check()
+		_ = sc.Check(nil)
 		_, _ = sc.RepositoryURL(mustURL("http://peer.example/robots.shr"))
 		var b bytes.Buffer
 		sc.WriteTo(&b)

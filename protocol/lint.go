@@ -23,23 +23,22 @@ type Linter struct {
 	Now    func() time.Time
 	// MaxReported caps the record problems reported per day file; 0 means 20.
 	MaxReported int
+	// CheckProbe validates the robots.shr field probe; nil skips it.
+	CheckProbe func(string) error
+}
+
+func (l *Linter) maxReported() int { return positiveOr(l.MaxReported, 20) }
+
+func (l *Linter) now() time.Time {
+	if l.Now == nil {
+		return time.Now()
+	}
+	return l.Now()
 }
 
 // Lint returns one line per violation found at the peer whose robots.shr is
 // at shrURL. It returns an error only when it could not check at all.
 func (l *Linter) Lint(ctx context.Context, shrURL string) ([]string, error) {
-	if l.Client == nil {
-		l.Client = NewHTTPClient(ClientOptions{})
-	}
-	if l.Days <= 0 {
-		l.Days = 7
-	}
-	if l.Now == nil {
-		l.Now = time.Now
-	}
-	if l.MaxReported <= 0 {
-		l.MaxReported = 20
-	}
 	lim := l.Limits.withDefaults()
 	base, err := url.Parse(shrURL)
 	if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
@@ -60,15 +59,15 @@ func (l *Linter) Lint(ctx context.Context, shrURL string) ([]string, error) {
 	if err != nil {
 		return append(out, err.Error()), nil
 	}
-	for _, v := range sc.Check() {
+	for _, v := range sc.Check(l.CheckProbe) {
 		out = append(out, "robots.shr: "+v)
 	}
 	repo, err := sc.RepositoryURL(base)
 	if err != nil {
 		return append(out, err.Error()), nil
 	}
-	today := webevents.Today(l.Now())
-	for day := today - int64(l.Days) + 1; day <= today; day++ {
+	today := webevents.Today(l.now())
+	for day := today - int64(positiveOr(l.Days, 7)) + 1; day <= today; day++ {
 		out = append(out, l.lintDay(ctx, repo, day, lim)...)
 	}
 	return out, nil
@@ -83,7 +82,11 @@ func (l *Linter) get(ctx context.Context, u string, hdr ...string) (*http.Respon
 	for i := 0; i+1 < len(hdr); i += 2 {
 		req.Header.Set(hdr[i], hdr[i+1])
 	}
-	return l.Client.Do(req)
+	client := l.Client
+	if client == nil {
+		client = defaultClient
+	}
+	return client.Do(req)
 }
 
 func contentTypeProblem(name string, resp *http.Response) []string {
@@ -120,7 +123,7 @@ func (l *Linter) lintDay(ctx context.Context, repo *url.URL, day int64, lim Limi
 	dec := NewDatReader(body, DatOptions{Limits: lim, Now: l.Now})
 	reported, records := 0, 0
 	report := func(s string) {
-		if reported++; reported <= l.MaxReported {
+		if reported++; reported <= l.maxReported() {
 			out = append(out, name+": "+s)
 		}
 	}
@@ -143,8 +146,8 @@ func (l *Linter) lintDay(ctx context.Context, repo *url.URL, day int64, lim Limi
 			report(fmt.Sprintf("record ending at byte %d: lpd %d is on day %d, not %d", dec.Offset(), e.LPD, e.Day(), day))
 		}
 	}
-	if reported > l.MaxReported {
-		out = append(out, fmt.Sprintf("%s: %d more problems not shown", name, reported-l.MaxReported))
+	if reported > l.maxReported() {
+		out = append(out, fmt.Sprintf("%s: %d more problems not shown", name, reported-l.maxReported()))
 	}
 	if resp.Header.Get("ETag") == "" && resp.Header.Get("Last-Modified") == "" {
 		out = append(out, name+": no ETag or Last-Modified: every merge must download it whole (1.1 SHOULD)")

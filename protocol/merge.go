@@ -48,6 +48,7 @@ type Merger struct {
 	From         string // the operator's e-mail, sent in the From header
 	Now          func() time.Time
 	Logger       *slog.Logger
+	Metrics      *Metrics // nil: not counted
 }
 
 // MergeReport says what one merge did.
@@ -75,31 +76,59 @@ type DayReport struct {
 // ErrBadResponse is wrapped by errors about a peer's HTTP responses.
 var ErrBadResponse = errors.New("protocol: bad response from peer")
 
-func (m *Merger) defaults() {
+// The defaults are read, never written: a Merger's zero value works and
+// one Merger is safe for concurrent merges (as http.Client.transport).
+
+// defaultClient is shared by Mergers without a Client, as http.Client
+// shares http.DefaultTransport.
+var defaultClient = NewHTTPClient(ClientOptions{})
+
+func (m *Merger) client() *http.Client {
 	if m.Client == nil {
-		m.Client = NewHTTPClient(ClientOptions{})
+		return defaultClient
 	}
-	if m.BackDays <= 0 {
-		m.BackDays = 7
-	}
-	if m.MaxDays <= 0 {
-		m.MaxDays = 30
-	}
+	return m.Client
+}
+
+func (m *Merger) backDays() int  { return positiveOr(m.BackDays, 7) }
+func (m *Merger) maxDays() int   { return positiveOr(m.MaxDays, 30) }
+func (m *Merger) batchSize() int { return positiveOr(m.BatchSize, 4096) }
+
+// recheck is the days re-checked before today: Recheck, 1 when zero, none
+// when negative.
+func (m *Merger) recheck() int {
 	if m.Recheck == 0 {
-		m.Recheck = 1
+		return 1
 	}
-	if m.BatchSize <= 0 {
-		m.BatchSize = 4096
-	}
+	return max(m.Recheck, 0)
+}
+
+func (m *Merger) userAgent() string {
 	if m.UserAgent == "" {
-		m.UserAgent = "cocrawl/" + CurrentVersion
+		return "cocrawl/" + CurrentVersion
 	}
+	return m.UserAgent
+}
+
+func (m *Merger) now() time.Time {
 	if m.Now == nil {
-		m.Now = time.Now
+		return time.Now()
 	}
+	return m.Now()
+}
+
+func (m *Merger) logger() *slog.Logger {
 	if m.Logger == nil {
-		m.Logger = slog.Default()
+		return slog.Default()
 	}
+	return m.Logger
+}
+
+func positiveOr(v, def int) int {
+	if v > 0 {
+		return v
+	}
+	return def
 }
 
 // Merge fetches the robots.shr at shrURL and every day file due since the
@@ -108,7 +137,6 @@ func (m *Merger) defaults() {
 // merge goes on with the next day; Merge returns an error only when nothing
 // could be merged (robots.shr unusable, store failing, context done).
 func (m *Merger) Merge(ctx context.Context, shrURL string) (*MergeReport, error) {
-	m.defaults()
 	lim := m.Limits.withDefaults()
 	rep := &MergeReport{Peer: shrURL}
 	base, err := url.Parse(shrURL)
@@ -135,12 +163,12 @@ func (m *Merger) Merge(ctx context.Context, shrURL string) (*MergeReport, error)
 		return rep, fmt.Errorf("protocol: read cursor: %w", err)
 	}
 	cur.Peer = shrURL
-	today := webevents.Today(m.Now())
-	first := today - int64(m.BackDays) + 1
+	today := webevents.Today(m.now())
+	first := today - int64(m.backDays()) + 1
 	if known {
-		first = min(cur.LastDay, today-int64(max(m.Recheck, 0)))
+		first = min(cur.LastDay, today-int64(m.recheck()))
 	}
-	first = max(first, today-int64(m.MaxDays)+1)
+	first = max(first, today-int64(m.maxDays())+1)
 	for day := first; day <= today; day++ {
 		if err := ctx.Err(); err != nil {
 			return rep, err
@@ -154,11 +182,11 @@ func (m *Merger) Merge(ctx context.Context, shrURL string) (*MergeReport, error)
 	// Keep marks only for days that will be re-checked.
 	keep := cur.Marks[:0]
 	for _, mk := range cur.Marks {
-		if mk.Day >= today-int64(max(m.Recheck, 0)) {
+		if mk.Day >= today-int64(m.recheck()) {
 			keep = append(keep, mk)
 		}
 	}
-	cur.Marks, cur.LastDay, cur.Updated = keep, today, m.Now()
+	cur.Marks, cur.LastDay, cur.Updated = keep, today, m.now()
 	if _, err := m.Store.Merge(nil, &cur); err != nil {
 		return rep, fmt.Errorf("protocol: write cursor: %w", err)
 	}
@@ -170,7 +198,7 @@ func (m *Merger) newRequest(ctx context.Context, u string) (*http.Request, error
 	if err != nil {
 		return nil, err
 	}
-	req.Header.Set("User-Agent", m.UserAgent)
+	req.Header.Set("User-Agent", m.userAgent())
 	if m.From != "" {
 		req.Header.Set("From", m.From)
 	}
@@ -182,26 +210,26 @@ func (m *Merger) fetchControl(ctx context.Context, u string, lim Limits, rep *Me
 	if err != nil {
 		return nil, err
 	}
-	resp, err := m.Client.Do(req)
+	resp, err := m.client().Do(req)
 	if err != nil {
-		metricFetches.WithLabelValues("shr_error").Inc()
+		m.Metrics.fetch("shr_error")
 		return nil, fmt.Errorf("protocol: fetch robots.shr: %w", err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		metricFetches.WithLabelValues("shr_error").Inc()
+		m.Metrics.fetch("shr_error")
 		return nil, fmt.Errorf("%w: robots.shr: %s", ErrBadResponse, resp.Status)
 	}
 	cr := &countingReader{r: io.LimitReader(resp.Body, 1<<20+1)}
 	sc, err := ParseShareControl(cr, lim)
 	rep.WireBytes += cr.n
-	metricMergeBytes.Add(float64(cr.n))
+	m.Metrics.received(cr.n)
 	if err != nil {
-		metricBadInput.WithLabelValues("shr", reason(err)).Inc()
-		metricFetches.WithLabelValues("shr_bad").Inc()
+		m.Metrics.bad("shr", err)
+		m.Metrics.fetch("shr_bad")
 		return nil, err
 	}
-	metricFetches.WithLabelValues("shr_ok").Inc()
+	m.Metrics.fetch("shr_ok")
 	return sc, nil
 }
 
@@ -224,9 +252,9 @@ func (m *Merger) mergeDay(ctx context.Context, repo *url.URL, day int64, cur *we
 		if mark.ETag != "" {
 			req.Header.Set("If-None-Match", mark.ETag)
 		}
-		resp, err := m.Client.Do(req)
+		resp, err := m.client().Do(req)
 		if err != nil {
-			metricFetches.WithLabelValues("dat_error").Inc()
+			m.Metrics.fetch("dat_error")
 			dr.Err = fmt.Errorf("protocol: fetch %s: %w", u, err)
 			return dr, nil
 		}
@@ -235,18 +263,18 @@ func (m *Merger) mergeDay(ctx context.Context, repo *url.URL, day int64, cur *we
 		switch resp.StatusCode {
 		case http.StatusNotModified:
 			resp.Body.Close()
-			metricFetches.WithLabelValues("dat_not_modified").Inc()
+			m.Metrics.fetch("dat_not_modified")
 			return dr, nil
 		case http.StatusNotFound:
 			resp.Body.Close()
-			metricFetches.WithLabelValues("dat_missing").Inc()
+			m.Metrics.fetch("dat_missing")
 			cur.SetMark(webevents.DayMark{Day: day}) // no data for that day
 			return dr, nil
 		case http.StatusRequestedRangeNotSatisfiable:
 			// The file is shorter than what we merged: it was rebuilt.
 			// Fetch it whole once; resolution makes re-merging harmless.
 			resp.Body.Close()
-			metricFetches.WithLabelValues("dat_range_reset").Inc()
+			m.Metrics.fetch("dat_range_reset")
 			mark = webevents.DayMark{Day: day}
 			continue
 		case http.StatusOK:
@@ -255,14 +283,14 @@ func (m *Merger) mergeDay(ctx context.Context, repo *url.URL, day int64, cur *we
 			start, ok := contentRangeStart(resp.Header.Get("Content-Range"))
 			if !ok || start != mark.Offset {
 				resp.Body.Close()
-				metricFetches.WithLabelValues("dat_bad").Inc()
+				m.Metrics.fetch("dat_bad")
 				dr.Err = fmt.Errorf("%w: Content-Range %q for offset %d", ErrBadResponse, resp.Header.Get("Content-Range"), mark.Offset)
 				return dr, nil
 			}
 			base = start
 		default:
 			resp.Body.Close()
-			metricFetches.WithLabelValues("dat_error").Inc()
+			m.Metrics.fetch("dat_error")
 			dr.Err = fmt.Errorf("%w: %s: %s", ErrBadResponse, u, resp.Status)
 			return dr, nil
 		}
@@ -292,11 +320,11 @@ func (m *Merger) account(err error, dr *DayReport) error {
 	}
 	if err != nil {
 		dr.Err = err
-		metricFetches.WithLabelValues("dat_bad").Inc()
-		metricBadInput.WithLabelValues("dat", reason(err)).Inc()
+		m.Metrics.fetch("dat_bad")
+		m.Metrics.bad("dat", err)
 		return nil
 	}
-	metricFetches.WithLabelValues("dat_ok").Inc()
+	m.Metrics.fetch("dat_ok")
 	return nil
 }
 
@@ -306,7 +334,7 @@ func (m *Merger) decodeDay(resp *http.Response, day, base int64, cur *webevents.
 	wire := &countingReader{r: io.LimitReader(resp.Body, lim.MaxBytes+1)}
 	defer func() {
 		dr.WireBytes = wire.n
-		metricMergeBytes.Add(float64(wire.n))
+		m.Metrics.received(wire.n)
 	}()
 	var body io.Reader = wire
 	switch enc := strings.ToLower(strings.TrimSpace(resp.Header.Get("Content-Encoding"))); enc {
@@ -340,7 +368,7 @@ func (m *Merger) decodeDay(resp *http.Response, day, base int64, cur *webevents.
 		if err != nil {
 			return storeError{err}
 		}
-		countResult(res)
+		m.Metrics.merged(res)
 		dr.Result.Add(res)
 		if b.err != nil && b.err != io.EOF {
 			// Fatal: what was decoded before stands, without the ETag, so
@@ -364,20 +392,20 @@ type decoded struct {
 // fatal error; the last batch carries io.EOF or that error.
 func (m *Merger) decodeBatches(dec *DatReader, day int64, out chan<- decoded, stop <-chan struct{}) {
 	defer close(out)
-	b := decoded{events: make([]webevents.Event, 0, m.BatchSize)}
+	b := decoded{events: make([]webevents.Event, 0, m.batchSize())}
 	for {
 		e, err := dec.Next()
 		switch {
 		case err == nil:
 			b.records++
 			b.events = append(b.events, e)
-			if len(b.events) < m.BatchSize {
+			if len(b.events) < m.batchSize() {
 				continue
 			}
 		case IsRecordError(err):
 			b.bad++
-			metricBadInput.WithLabelValues("dat", reason(err)).Inc()
-			m.Logger.Debug("merge: bad record skipped", "day", day, "err", err)
+			m.Metrics.bad("dat", err)
+			m.logger().Debug("merge: bad record skipped", "day", day, "err", err)
 			continue
 		default:
 			b.err = err
@@ -391,15 +419,8 @@ func (m *Merger) decodeBatches(dec *DatReader, day int64, out chan<- decoded, st
 		if b.err != nil {
 			return
 		}
-		b = decoded{events: make([]webevents.Event, 0, m.BatchSize)}
+		b = decoded{events: make([]webevents.Event, 0, m.batchSize())}
 	}
-}
-
-func countResult(r webevents.MergeResult) {
-	metricMergeEvents.WithLabelValues("accept").Add(float64(r.Accepted))
-	metricMergeEvents.WithLabelValues("restate").Add(float64(r.Restated))
-	metricMergeEvents.WithLabelValues("ignore").Add(float64(r.Ignored))
-	metricMergeEvents.WithLabelValues("violation").Add(float64(len(r.Polls)))
 }
 
 // contentRangeStart parses "bytes N-M/L".

@@ -2,44 +2,111 @@ package protocol
 
 import (
 	"errors"
+	"strconv"
 
 	"github.com/cocrawl/cocrawl/webevents"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// Metrics of the protocol package. A peer registers them with Collectors;
-// labels take a small fixed set of values so a hostile peer cannot blow up
-// their cardinality.
-var (
-	metricBadInput = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "cocrawl_protocol_bad_input_total",
-		Help: "Records or files rejected while decoding, by file kind (dat, shr) and reason.",
-	}, []string{"file", "reason"})
-	metricServed = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "cocrawl_share_requests_total",
-		Help: "Requests to the share repository, by resource (shr, dat, robots, other) and status code.",
-	}, []string{"resource", "code"})
-	metricServedBytes = prometheus.NewCounter(prometheus.CounterOpts{
-		Name: "cocrawl_share_sent_bytes_total",
-		Help: "Day-file bytes sent, before compression.",
-	})
-	metricFetches = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "cocrawl_merge_fetches_total",
-		Help: "Day-file and robots.shr fetches of the merge client, by outcome.",
-	}, []string{"outcome"})
-	metricMergeBytes = prometheus.NewCounter(prometheus.CounterOpts{
-		Name: "cocrawl_merge_received_bytes_total",
-		Help: "Bytes received by the merge client, as they came over the wire.",
-	})
-	metricMergeEvents = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "cocrawl_merge_events_total",
-		Help: "Merged records by resolution outcome (accept, restate, ignore, violation).",
-	}, []string{"action"})
-)
+// Metrics counts what one peer's share server and merge client do. Each
+// peer makes its own with NewMetrics and registers it (it is a
+// prometheus.Collector), so peers in one process count apart. Labels take
+// a small fixed set of values so a hostile peer cannot blow up their
+// cardinality. A nil *Metrics counts nothing.
+type Metrics struct {
+	badInput    *prometheus.CounterVec
+	served      *prometheus.CounterVec
+	servedBytes prometheus.Counter
+	fetches     *prometheus.CounterVec
+	mergeBytes  prometheus.Counter
+	mergeEvents *prometheus.CounterVec
+}
 
-// Collectors returns the package's metrics for registration.
-func Collectors() []prometheus.Collector {
-	return []prometheus.Collector{metricBadInput, metricServed, metricServedBytes, metricFetches, metricMergeBytes, metricMergeEvents}
+// NewMetrics returns zeroed metrics.
+func NewMetrics() *Metrics {
+	return &Metrics{
+		badInput: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "cocrawl_protocol_bad_input_total",
+			Help: "Records or files rejected while decoding, by file kind (dat, shr) and reason.",
+		}, []string{"file", "reason"}),
+		served: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "cocrawl_share_requests_total",
+			Help: "Requests to the share repository, by resource (shr, dat, robots, other) and status code.",
+		}, []string{"resource", "code"}),
+		servedBytes: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "cocrawl_share_sent_bytes_total",
+			Help: "Day-file bytes sent, before compression.",
+		}),
+		fetches: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "cocrawl_merge_fetches_total",
+			Help: "Day-file and robots.shr fetches of the merge client, by outcome.",
+		}, []string{"outcome"}),
+		mergeBytes: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "cocrawl_merge_received_bytes_total",
+			Help: "Bytes received by the merge client, as they came over the wire.",
+		}),
+		mergeEvents: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "cocrawl_merge_events_total",
+			Help: "Merged records by resolution outcome (accept, restate, ignore, violation).",
+		}, []string{"action"}),
+	}
+}
+
+func (m *Metrics) collectors() []prometheus.Collector {
+	return []prometheus.Collector{m.badInput, m.served, m.servedBytes, m.fetches, m.mergeBytes, m.mergeEvents}
+}
+
+// Describe implements prometheus.Collector.
+func (m *Metrics) Describe(ch chan<- *prometheus.Desc) {
+	for _, c := range m.collectors() {
+		c.Describe(ch)
+	}
+}
+
+// Collect implements prometheus.Collector.
+func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
+	for _, c := range m.collectors() {
+		c.Collect(ch)
+	}
+}
+
+func (m *Metrics) fetch(outcome string) {
+	if m != nil {
+		m.fetches.WithLabelValues(outcome).Inc()
+	}
+}
+
+func (m *Metrics) bad(file string, err error) {
+	if m != nil {
+		m.badInput.WithLabelValues(file, reason(err)).Inc()
+	}
+}
+
+func (m *Metrics) received(n int64) {
+	if m != nil {
+		m.mergeBytes.Add(float64(n))
+	}
+}
+
+func (m *Metrics) request(resource string, code int) {
+	if m != nil {
+		m.served.WithLabelValues(resource, strconv.Itoa(code)).Inc()
+	}
+}
+
+func (m *Metrics) sent(n int64) {
+	if m != nil {
+		m.servedBytes.Add(float64(n))
+	}
+}
+
+func (m *Metrics) merged(r webevents.MergeResult) {
+	if m != nil {
+		m.mergeEvents.WithLabelValues("accept").Add(float64(r.Accepted))
+		m.mergeEvents.WithLabelValues("restate").Add(float64(r.Restated))
+		m.mergeEvents.WithLabelValues("ignore").Add(float64(r.Ignored))
+		m.mergeEvents.WithLabelValues("violation").Add(float64(len(r.Polls)))
+	}
 }
 
 // reason maps an error to a bounded metric label.

@@ -1,11 +1,7 @@
 package protocol
 
 import (
-	"bufio"
-	"compress/gzip"
-	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -31,6 +27,7 @@ type Server struct {
 	log     *slog.Logger
 	slots   chan struct{} // bounds concurrent day-file streams
 	update  func(c *ShareControl)
+	metrics *Metrics
 }
 
 // ServerOptions configure NewServer.
@@ -49,6 +46,8 @@ type ServerOptions struct {
 	// (the advertised rho, libp2p addresses) in a copy of Control before
 	// each robots.shr is written.
 	Update func(c *ShareControl)
+	// Metrics counts requests and bytes sent; nil counts nothing.
+	Metrics *Metrics
 }
 
 // NewServer returns the handler for store.
@@ -86,7 +85,7 @@ func NewServer(store ShareStore, o ServerOptions) (*Server, error) {
 	if n <= 0 {
 		n = 32
 	}
-	return &Server{store: store, control: c, repo: path, log: lg, slots: make(chan struct{}, n), update: o.Update}, nil
+	return &Server{store: store, control: c, repo: path, log: lg, slots: make(chan struct{}, n), update: o.Update, metrics: o.Metrics}, nil
 }
 
 // RepositoryPath returns the path day files are served under.
@@ -95,7 +94,7 @@ func (s *Server) RepositoryPath() string { return s.repo }
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	sw := &statusWriter{ResponseWriter: w, code: http.StatusOK}
 	resource := "other"
-	defer func() { metricServed.WithLabelValues(resource, strconv.Itoa(sw.code)).Inc() }()
+	defer func() { s.metrics.request(resource, sw.code) }()
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		sw.Header().Set("Allow", "GET, HEAD")
 		http.Error(sw, "method not allowed", http.StatusMethodNotAllowed)
@@ -155,177 +154,6 @@ func hostPort(host, scheme string) string {
 		return host + ":443"
 	}
 	return host + ":80"
-}
-
-func (s *Server) serveDay(w http.ResponseWriter, r *http.Request, day int64) {
-	info, ok, err := s.store.DayInfo(day)
-	if err != nil {
-		s.log.Error("share: day info", "day", day, "err", err)
-		http.Error(w, "store error", http.StatusInternalServerError)
-		return
-	}
-	if !ok {
-		http.Error(w, "no data for this day", http.StatusNotFound)
-		return
-	}
-	etag := fmt.Sprintf(`"%s-%d-%d"`, s.store.ID(), day, info.Size)
-	h := w.Header()
-	h.Set("Content-Type", "text/plain; charset=utf-8")
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Accept-Ranges", "bytes")
-	h.Set("Cache-Control", "no-cache") // a day file may grow: revalidate
-	h.Set("Vary", "Accept-Encoding")
-	h.Set("Last-Modified", info.Updated.UTC().Format(http.TimeFormat))
-
-	if notModified(r, etag, info.Updated) {
-		h.Set("ETag", etag)
-		w.WriteHeader(http.StatusNotModified)
-		return
-	}
-	from, ranged := parseOpenRange(r.Header.Get("Range"))
-	if ranged && r.Header.Get("If-Range") != "" && !etagMatch(r.Header.Get("If-Range"), etag) {
-		ranged, from = false, 0 // the client's copy is of another version
-	}
-	status := http.StatusOK
-	length := info.Size
-	gz := false
-	switch {
-	case ranged && from >= info.Size:
-		h.Set("Content-Range", fmt.Sprintf("bytes */%d", info.Size))
-		h.Set("ETag", etag)
-		http.Error(w, "range not satisfiable", http.StatusRequestedRangeNotSatisfiable)
-		return
-	case ranged:
-		status = http.StatusPartialContent
-		length = info.Size - from
-		h.Set("Content-Range", fmt.Sprintf("bytes %d-%d/%d", from, info.Size-1, info.Size))
-	default:
-		gz = acceptsGzip(r.Header.Get("Accept-Encoding"))
-	}
-	if gz {
-		h.Set("Content-Encoding", "gzip")
-		h.Set("ETag", strings.TrimSuffix(etag, `"`)+`-gz"`)
-	} else {
-		h.Set("ETag", etag)
-		h.Set("Content-Length", strconv.FormatInt(length, 10))
-	}
-	if r.Method == http.MethodHead {
-		w.WriteHeader(status)
-		return
-	}
-	select {
-	case s.slots <- struct{}{}:
-		defer func() { <-s.slots }()
-	default:
-		h.Del("Content-Length")
-		h.Del("Content-Encoding")
-		h.Set("Retry-After", "1")
-		http.Error(w, "too many transfers, retry", http.StatusServiceUnavailable)
-		return
-	}
-	w.WriteHeader(status)
-	var out io.Writer = w
-	var zw *gzip.Writer
-	if gz {
-		zw, _ = gzip.NewWriterLevel(w, gzip.BestSpeed)
-		out = zw
-	}
-	n, err := writeDay(out, s.store, day, from, info.Size)
-	metricServedBytes.Add(float64(n))
-	if zw != nil && err == nil {
-		err = zw.Close()
-	}
-	if err != nil {
-		s.log.Debug("share: day file not sent whole", "day", day, "sent", n, "err", err)
-	}
-}
-
-// errDayDone stops ReadDay once the announced size has been written.
-var errDayDone = errors.New("protocol: day file written")
-
-// writeDay writes bytes [from, size) of the day file. Entries appended after
-// the DayInfo snapshot are cut off, so the body matches the ETag and
-// Content-Length that were announced.
-func writeDay(w io.Writer, st ShareStore, day, from, size int64) (int64, error) {
-	bw := bufio.NewWriterSize(w, 64<<10)
-	var buf []byte
-	var sent int64
-	pos := from
-	err := st.ReadDay(day, from, func(off int64, e webevents.Event) error {
-		buf = webevents.AppendRecord(buf[:0], &e)
-		lo, hi := max(pos-off, 0), min(int64(len(buf)), size-off)
-		if hi <= lo {
-			return errDayDone
-		}
-		n, err := bw.Write(buf[lo:hi])
-		sent += int64(n)
-		pos = off + hi
-		if err != nil {
-			return err
-		}
-		if pos >= size {
-			return errDayDone
-		}
-		return nil
-	})
-	if err == errDayDone {
-		err = nil
-	}
-	if ferr := bw.Flush(); err == nil {
-		err = ferr
-	}
-	return sent, err
-}
-
-// parseOpenRange accepts the one form the spec uses, "bytes=N-". Other
-// range forms are ignored (the full file is sent), as HTTP allows.
-func parseOpenRange(h string) (int64, bool) {
-	v, ok := strings.CutPrefix(strings.TrimSpace(h), "bytes=")
-	if !ok || !strings.HasSuffix(v, "-") || strings.Contains(v, ",") {
-		return 0, false
-	}
-	n, err := strconv.ParseInt(v[:len(v)-1], 10, 64)
-	if err != nil || n < 0 {
-		return 0, false
-	}
-	return n, true
-}
-
-func notModified(r *http.Request, etag string, updated time.Time) bool {
-	if inm := r.Header.Get("If-None-Match"); inm != "" {
-		return etagMatch(inm, etag)
-	}
-	if ims := r.Header.Get("If-Modified-Since"); ims != "" {
-		t, err := http.ParseTime(ims)
-		return err == nil && !updated.Truncate(time.Second).After(t)
-	}
-	return false
-}
-
-// etagMatch compares a list of entity tags with ours, weakly and ignoring
-// the "-gz" suffix of the gzip variant: both describe the same records.
-func etagMatch(list, etag string) bool {
-	norm := func(t string) string {
-		t = strings.TrimPrefix(strings.TrimSpace(t), "W/")
-		return strings.Replace(t, `-gz"`, `"`, 1)
-	}
-	for _, t := range strings.Split(list, ",") {
-		if t = strings.TrimSpace(t); t == "*" || norm(t) == etag {
-			return true
-		}
-	}
-	return false
-}
-
-func acceptsGzip(ae string) bool {
-	for _, part := range strings.Split(ae, ",") {
-		name, params, _ := strings.Cut(strings.TrimSpace(part), ";")
-		if strings.EqualFold(strings.TrimSpace(name), "gzip") {
-			q := strings.ReplaceAll(strings.TrimSpace(params), " ", "")
-			return q != "q=0" && q != "q=0.0" && q != "q=0.00" && q != "q=0.000"
-		}
-	}
-	return false
 }
 
 type statusWriter struct {

@@ -172,8 +172,8 @@ func TestServerOtherResources(t *testing.T) {
 	// The robots.shr we serve parses and passes lint.
 	_, body := get(t, ts.URL+"/robots.shr")
 	sc, err := ParseShareControl(bytes.NewReader(body), Limits{})
-	if err != nil || len(sc.Check()) != 0 || sc.Version != CurrentVersion {
-		t.Fatalf("served robots.shr: %+v %v %v", sc, err, sc.Check())
+	if err != nil || len(sc.Check(nil)) != 0 || sc.Version != CurrentVersion {
+		t.Fatalf("served robots.shr: %+v %v %v", sc, err, sc.Check(nil))
 	}
 }
 

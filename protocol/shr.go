@@ -8,8 +8,6 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-
-	"github.com/cocrawl/cocrawl/peer/rho"
 )
 
 // Protocol versions this package speaks. A peer announces the highest it
@@ -189,7 +187,10 @@ func (sc *ShareControl) WriteTo(w io.Writer) (int64, error) {
 
 // Check lists what in sc breaks a SHOULD or MUST of the spec beyond what
 // ParseShareControl already rejects; `cocrawl shr lint` reports them.
-func (sc *ShareControl) Check() []string {
+// checkProbe, when not nil, validates the probe field: its codec belongs to
+// the controller that writes it (package peer/rho), which protocol does
+// not import.
+func (sc *ShareControl) Check(checkProbe func(string) error) []string {
 	var out []string
 	host, moniker, _ := strings.Cut(sc.Crawler, " ")
 	if h, port, err := splitHostPort(host); err != nil || h == "" || port == "" || strings.TrimSpace(moniker) == "" {
@@ -211,8 +212,8 @@ func (sc *ShareControl) Check() []string {
 			out = append(out, fmt.Sprintf("rho %q is not a number in [0,1]", sc.Rho))
 		}
 	}
-	if sc.Probe != "" {
-		if _, err := rho.ParseReport(sc.Probe); err != nil {
+	if sc.Probe != "" && checkProbe != nil {
+		if err := checkProbe(sc.Probe); err != nil {
 			out = append(out, fmt.Sprintf("probe %q: %v", sc.Probe, err))
 		}
 	}

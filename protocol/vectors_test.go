@@ -136,7 +136,7 @@ func TestThesisControlChecksClean(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v := sc.Check(); len(v) != 0 {
+	if v := sc.Check(nil); len(v) != 0 {
 		t.Fatalf("thesis example violates: %v", v)
 	}
 	u, _ := sc.RepositoryURL(mustURL("http://plg2.math.uwaterloo.ca:33433/robots.shr"))

@@ -16,6 +16,9 @@ import (
 // locks its directory too, but its error does not wrap the cause, so only
 // our own lock can tell a caller "in use" through ErrInUse.
 func lockDir(dir string) (io.Closer, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("webevents: open store %s: %w", dir, err)
+	}
 	f, err := os.OpenFile(filepath.Join(dir, "cocrawl.lock"), os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("webevents: open store %s: %w", dir, err)

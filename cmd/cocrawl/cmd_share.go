@@ -36,16 +36,18 @@ func cmdShare(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	defer st.Close()
+	metrics := protocol.NewMetrics()
 	srv, err := protocol.NewServer(st, protocol.ServerOptions{
 		Control: protocol.ShareControl{Crawler: *crawler, Contact: *contact, Special: special, Repository: *repo},
 		Logger:  lg,
+		Metrics: metrics,
 	})
 	if err != nil {
 		return usagef("%v", err)
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	reg.MustRegister(protocol.Collectors()...)
+	reg.MustRegister(metrics)
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	mux.Handle("/", srv)

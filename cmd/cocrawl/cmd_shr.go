@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/cocrawl/cocrawl/peer/rho"
 	"github.com/cocrawl/cocrawl/protocol"
 )
 
@@ -23,7 +24,11 @@ func cmdShr(ctx context.Context, args []string, out io.Writer) error {
 	if len(pos) != 1 {
 		return usagef("give the URL of the peer's robots.shr")
 	}
-	l := &protocol.Linter{Client: protocol.NewHTTPClient(protocol.ClientOptions{AllowPrivate: *allowPrivate}), Days: *days}
+	l := &protocol.Linter{
+		Client:     protocol.NewHTTPClient(protocol.ClientOptions{AllowPrivate: *allowPrivate}),
+		Days:       *days,
+		CheckProbe: func(v string) error { _, err := rho.ParseReport(v); return err },
+	}
 	violations, err := l.Lint(ctx, pos[0])
 	if err != nil {
 		if !*allowPrivate && isPrivateErr(err) {

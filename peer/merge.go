@@ -1,0 +1,157 @@
+package peer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"time"
+
+	"github.com/libp2p/go-libp2p/core/peer"
+
+	"github.com/cocrawl/cocrawl/peer/rho"
+	"github.com/cocrawl/cocrawl/protocol"
+)
+
+// A merge, as a slot runs it, in steps: choose the transport and check the
+// peer's identity (mergeFrom), merge, update the peer table and what the
+// crawler leaves to peers (recordMerge), tell the controller with the
+// peer's probe report (observeMerge), and pay the request budget
+// (payForDays). Checks of what a peer claims go beside the identity check.
+
+// tryMerge merges from the next due peer; drawn is the side the slot drew.
+func (p *Peer) tryMerge(ctx context.Context, drawn string) (bool, time.Duration) {
+	rec, ok, wait := p.peers.next(time.Now())
+	if !ok {
+		return false, wait
+	}
+	start := time.Now()
+	rep, err := p.mergeFrom(ctx, rec.URL)
+	end := time.Now()
+	if err != nil && ctx.Err() != nil {
+		// Shutting down: not the peer's fault; it is due again at restart.
+		p.peers.release(rec.URL)
+		return true, 0
+	}
+	o := p.outcomeOf(rec.URL, rep, err, end.Sub(start))
+	p.recordMerge(rec.URL, o, end)
+	p.stats.merge(drawn, rep, err, o.took)
+	p.observeMerge(rec.URL, rep, o)
+	p.payForDays(rep)
+	return true, 0
+}
+
+// mergeFrom runs one merge from the peer of a peer-table row: over libp2p
+// when the row names a peer ID, checking that its robots.shr names the
+// same peer, else over HTTP. The report is never nil.
+func (p *Peer) mergeFrom(ctx context.Context, rowURL string) (*protocol.MergeReport, error) {
+	id, overP2P := p2pIDOf(rowURL)
+	if !overP2P {
+		rep, err := p.merger.Merge(ctx, rowURL)
+		return reportOf(rep, rowURL), err
+	}
+	// Over libp2p the host names no server (spec 7.5): any will do.
+	mergeURL := "http://" + id.String() + "/robots.shr"
+	if p.p2p == nil {
+		return &protocol.MergeReport{Peer: mergeURL}, errors.New("peer: a libp2p peer, but libp2p is off")
+	}
+	var rep *protocol.MergeReport
+	client, err := p.p2p.client(id)
+	if err == nil {
+		m := p.merger // the same settings, another transport and check
+		m.Client = client
+		m.CheckControl = sameIdentity(id)
+		rep, err = m.Merge(ctx, mergeURL)
+	}
+	if err != nil && ctx.Err() == nil {
+		p.p2p.forget(id) // dial afresh next time, with the addresses known then
+	}
+	return reportOf(rep, mergeURL), err
+}
+
+func reportOf(rep *protocol.MergeReport, peerURL string) *protocol.MergeReport {
+	if rep == nil {
+		return &protocol.MergeReport{Peer: peerURL}
+	}
+	return rep
+}
+
+// sameIdentity refuses a robots.shr that names another peer ID than the
+// one the libp2p connection authenticated.
+func sameIdentity(id peer.ID) func(*protocol.ShareControl) error {
+	return func(sc *protocol.ShareControl) error {
+		if sc.PeerID != "" && sc.PeerID != id.String() {
+			return fmt.Errorf("%w: robots.shr says %s, the connection %s", ErrPeerIDMismatch, sc.PeerID, id)
+		}
+		return nil
+	}
+}
+
+// ErrPeerIDMismatch: a peer reached over libp2p published another peer's ID.
+var ErrPeerIDMismatch = errors.New("peer: robots.shr claims another peer's ID")
+
+// outcomeOf sums up a merge for the peer table.
+func (p *Peer) outcomeOf(rowURL string, rep *protocol.MergeReport, err error, took time.Duration) mergeOutcome {
+	o := mergeOutcome{err: err, took: took, records: rep.Records, bytes: rep.WireBytes, gained: int64(rep.Result.Accepted)}
+	sc := rep.Control
+	if sc == nil {
+		return o
+	}
+	_, overP2P := p2pIDOf(rowURL)
+	o.crawler, o.version, o.special, o.rho = sc.Crawler, sc.Version, sc.Special, sc.Rho
+	// Itself: over libp2p the connection says who it is; over HTTP, a
+	// robots.shr naming this peer's own crawler.
+	o.self = !overP2P && sc.Crawler == p.cid
+	o.peerID, o.p2pAddrs = sc.PeerID, sc.P2PAddrs
+	if base, perr := url.Parse(rep.Peer); perr == nil && !overP2P {
+		if ru, err := sc.RepositoryURL(base); err == nil {
+			o.repository = ru.String()
+		}
+	}
+	return o
+}
+
+// recordMerge updates and saves the peer's row; after a success it keeps
+// the crawler off the peer's repository and hands it the prefixes now
+// left to peers.
+func (p *Peer) recordMerge(rowURL string, o mergeOutcome, end time.Time) {
+	row := p.peers.done(rowURL, o, end)
+	if err := p.stores.Peers.SavePeer(row); err != nil {
+		p.log.Error("save peer table", "err", err)
+	}
+	if o.err != nil {
+		p.log.Warn("merge failed", "peer", rowURL, "failures", row.Consecutive, "next", row.NextDue.Format(time.TimeOnly), "err", o.err)
+		return
+	}
+	p.excludeRepository(o.repository)
+	p.crawler.Delegate(p.peers.delegated(end))
+	p.log.Debug("merged", "peer", rowURL, "gained", o.gained, "records", o.records, "bytes", o.bytes, "took", o.took)
+}
+
+// observeMerge tells the controller what the merge gained, with the
+// peer's probe report for a controller that pools them (seek); a
+// malformed report costs the report, not the merge.
+func (p *Peer) observeMerge(rowURL string, rep *protocol.MergeReport, o mergeOutcome) {
+	mo := rho.Outcome{Merge: true, Events: int(o.gained), Cost: o.took}
+	if rep.Control != nil && rep.Control.Probe != "" {
+		if r, err := rho.ParseReport(rep.Control.Probe); err != nil {
+			p.stats.badProbeReport()
+			p.log.Debug("ignored a malformed probe report", "peer", rowURL, "err", err)
+		} else {
+			mo.From, mo.Report = rowURL, r
+		}
+	}
+	p.observe(mo)
+}
+
+// payForDays charges the request budget for a merge's day files: the slot
+// paid for the robots.shr; each day file is one request more, paid by the
+// operations that follow.
+func (p *Peer) payForDays(rep *protocol.MergeReport) {
+	if p.budget == nil {
+		return
+	}
+	for range rep.Days {
+		p.budget.ReserveN(time.Now(), 1)
+	}
+}
