@@ -1,6 +1,12 @@
 package peer
 
-import "strings"
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/cocrawl/cocrawl/peer/rho"
+)
 
 // Mode is one of the six behaviours of thesis section 4.1: a controller for
 // rho and whether what the peer learns is published.
@@ -41,4 +47,73 @@ func ModeNames() string {
 		names[i] = m.Name
 	}
 	return strings.Join(names, ", ")
+}
+
+// Behaviour is a resolved mode: its name, controller and sharing.
+type Behaviour struct {
+	Name       string
+	Controller rho.Controller
+	Share      bool
+}
+
+// ErrUnknownMode: a mode name that is not one of Modes.
+var ErrUnknownMode = errors.New("peer: unknown mode")
+
+// ErrModeConflict: a mode and an explicit controller or sharing setting
+// name different behaviours.
+var ErrModeConflict = errors.New("peer: mode contradicts the controller or sharing given")
+
+// ResolveMode turns a mode name, a controller spec (rho.Parse) and a
+// sharing setting into a behaviour. A mode names a preset; rhoSpec and
+// share refine it but may not contradict it. Empty mode means DefaultMode,
+// empty rhoSpec the mode's controller, nil share the mode's sharing.
+func ResolveMode(mode, rhoSpec string, share *bool) (Behaviour, error) {
+	name := mode
+	if name == "" {
+		name = DefaultMode
+	}
+	m, ok := LookupMode(name)
+	if !ok {
+		return Behaviour{}, fmt.Errorf("%w %q: use one of %s", ErrUnknownMode, mode, ModeNames())
+	}
+	spec := m.Controller
+	if rhoSpec != "" {
+		spec = rhoSpec
+	}
+	ctl, err := rho.Parse(spec)
+	if err != nil {
+		return Behaviour{}, err
+	}
+	b := Behaviour{Controller: ctl, Share: m.Share}
+	if share != nil {
+		b.Share = *share
+	}
+	b.Name = ModeOf(ctl, b.Share)
+	if mode != "" && b.Name != m.Name {
+		return Behaviour{}, fmt.Errorf("%w: controller %s with sharing %v is %s, not %s", ErrModeConflict, ctl.Name(), b.Share, b.Name, m.Name)
+	}
+	return b, nil
+}
+
+// ModeOf names the thesis's behaviour that a controller and sharing make:
+// fixed rho 1 polls only, fixed rho 0 merges only, anything else is a
+// hybrid.
+func ModeOf(ctl rho.Controller, share bool) string {
+	poll := "hybrid"
+	if f, ok := ctl.(rho.Fixed); ok && (f == 0 || f == 1) {
+		poll = map[rho.Fixed]string{0: "merge", 1: "poll"}[f]
+	}
+	switch {
+	case poll == "poll" && !share:
+		return "current"
+	case poll == "poll":
+		return "altruistic"
+	case poll == "merge" && !share:
+		return "parasite"
+	case poll == "merge":
+		return "mirror"
+	case !share:
+		return "hybrid"
+	}
+	return "sharing-hybrid"
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -47,9 +48,12 @@ type P2PConfig struct {
 	KeyFile string
 	// Community names the DHT the peer joins (spec 7.5); default "default".
 	Community string
-	// ListenAddrs are libp2p multiaddrs; default TCP and QUIC on
-	// 127.0.0.1 with system-chosen ports.
+	// ListenAddrs are libp2p multiaddrs; default TCP and QUIC on ListenIP
+	// with system-chosen ports.
 	ListenAddrs []string
+	// ListenIP is the IP the default ListenAddrs bind to; default
+	// 127.0.0.1. A peer passes its share server's IP.
+	ListenIP net.IP
 	// Bootstrap are full multiaddrs (ending in /p2p/<id>) of community
 	// members to join through.
 	Bootstrap []string
@@ -72,6 +76,18 @@ type P2PConfig struct {
 	RefreshEvery time.Duration
 }
 
+// defaultListenAddrs are TCP and QUIC on ip, ports chosen by the system.
+func defaultListenAddrs(ip net.IP) []string {
+	if ip == nil {
+		ip = net.IPv4(127, 0, 0, 1)
+	}
+	fam := "ip4"
+	if ip.To4() == nil {
+		fam = "ip6"
+	}
+	return []string{fmt.Sprintf("/%s/%s/tcp/0", fam, ip), fmt.Sprintf("/%s/%s/udp/0/quic-v1", fam, ip)}
+}
+
 var communityName = regexp.MustCompile(`^[a-z0-9._-]{1,64}$`)
 
 func (c *P2PConfig) defaults() error {
@@ -85,7 +101,7 @@ func (c *P2PConfig) defaults() error {
 		return fmt.Errorf("peer: community %q: use 1 to 64 of a-z, 0-9, '.', '_' and '-'", c.Community)
 	}
 	if len(c.ListenAddrs) == 0 {
-		c.ListenAddrs = []string{"/ip4/127.0.0.1/tcp/0", "/ip4/127.0.0.1/udp/0/quic-v1"}
+		c.ListenAddrs = defaultListenAddrs(c.ListenIP)
 	}
 	if c.ConnLow <= 0 {
 		c.ConnLow = 64

@@ -355,7 +355,9 @@ func (m *Merger) decodeDay(resp *http.Response, day, base int64, cur *webevents.
 	batches := make(chan decoded, 1)
 	stop := make(chan struct{})
 	defer close(stop)
-	go m.decodeBatches(dec, day, batches, stop)
+	go m.decodeBatches(dec, batches, stop, func(err error) {
+		m.logger().Debug("merge: bad record skipped", "day", day, "err", err)
+	})
 	for b := range batches {
 		dr.Records += b.records
 		dr.BadRecords += b.bad
@@ -379,6 +381,40 @@ func (m *Merger) decodeDay(resp *http.Response, day, base int64, cur *webevents.
 	return nil
 }
 
+// ImportReport says what MergeFile did.
+type ImportReport struct {
+	Records    int64 // good records decoded
+	BadRecords int64 // records skipped as malformed
+	Result     webevents.MergeResult
+}
+
+// MergeFile merges the records of a day file read from r into the store,
+// without a cursor: a file that came another way than from a peer
+// (`cocrawl events import`). It decodes and commits in batches, as Merge
+// does; malformed records are skipped and handed to onBad. A fatal error
+// of the stream ends it after what was decoded before it is merged.
+func (m *Merger) MergeFile(r io.Reader, onBad func(error)) (ImportReport, error) {
+	var rep ImportReport
+	batches := make(chan decoded, 1)
+	stop := make(chan struct{})
+	defer close(stop)
+	go m.decodeBatches(NewDatReader(r, DatOptions{Limits: m.Limits.withDefaults(), Now: m.Now}), batches, stop, onBad)
+	for b := range batches {
+		rep.Records += b.records
+		rep.BadRecords += b.bad
+		res, err := m.Store.Merge(b.events, nil)
+		rep.Result.Add(res)
+		m.Metrics.merged(res)
+		if err != nil {
+			return rep, storeError{err}
+		}
+		if b.err != nil && b.err != io.EOF {
+			return rep, b.err
+		}
+	}
+	return rep, nil
+}
+
 // decoded is one batch of records and the decoder's state after it.
 type decoded struct {
 	events  []webevents.Event
@@ -389,8 +425,9 @@ type decoded struct {
 }
 
 // decodeBatches sends batches of decoded records until the file ends or a
-// fatal error; the last batch carries io.EOF or that error.
-func (m *Merger) decodeBatches(dec *DatReader, day int64, out chan<- decoded, stop <-chan struct{}) {
+// fatal error; the last batch carries io.EOF or that error. Each malformed
+// record is counted and handed to onBad.
+func (m *Merger) decodeBatches(dec *DatReader, out chan<- decoded, stop <-chan struct{}, onBad func(error)) {
 	defer close(out)
 	b := decoded{events: make([]webevents.Event, 0, m.batchSize())}
 	for {
@@ -405,7 +442,7 @@ func (m *Merger) decodeBatches(dec *DatReader, day int64, out chan<- decoded, st
 		case IsRecordError(err):
 			b.bad++
 			m.Metrics.bad("dat", err)
-			m.logger().Debug("merge: bad record skipped", "day", day, "err", err)
+			onBad(err)
 			continue
 		default:
 			b.err = err

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"sort"
@@ -12,56 +13,95 @@ import (
 	"github.com/cocrawl/cocrawl/peer"
 )
 
-func cmdCrawl(ctx context.Context, args []string, out io.Writer) error {
+// crawlOptions are the flags of cocrawl crawl.
+type crawlOptions struct {
+	seeds        multiFlag
+	data, cid    string
+	duration     time.Duration
+	every        time.Duration
+	allowPrivate bool
+	crawl        *crawlFlagSet
+	settings     crawlSettings // set by check
+}
+
+func newCrawlFlags() (*flag.FlagSet, *crawlOptions) {
 	fs := newFlags("crawl", "crawl --seed URL... --data DIR [--duration D] [--allow-private] [crawl settings]")
-	var seeds multiFlag
-	fs.Var(&seeds, "seed", "URL to start from (repeatable)")
-	data := fs.String("data", "./cocrawl-data", "data folder: the store and the frontier")
-	duration := fs.Duration("duration", 0, "stop after this long (0: until Ctrl-C)")
-	allowPrivate := fs.Bool("allow-private", false, "allow loopback and private addresses (tests, LANs)")
-	cid := fs.String("cid", "", "crawler id written in events, \"host:port Moniker\"; default HOSTNAME:0 and the User-Agent's product")
-	every := fs.Duration("progress", 5*time.Second, "how often to print a progress line")
-	cf := addCrawlFlags(fs)
+	o := &crawlOptions{}
+	fs.Var(&o.seeds, "seed", "URL to start from (repeatable)")
+	fs.StringVar(&o.data, "data", "./cocrawl-data", "data folder: the store and the frontier")
+	fs.DurationVar(&o.duration, "duration", 0, "stop after this long (0: until Ctrl-C)")
+	fs.BoolVar(&o.allowPrivate, "allow-private", false, "allow loopback and private addresses (tests, LANs)")
+	fs.StringVar(&o.cid, "cid", "", "crawler id written in events, \"host:port Moniker\"; default HOSTNAME:0 and the User-Agent's product")
+	fs.DurationVar(&o.every, "progress", 5*time.Second, "how often to print a progress line")
+	o.crawl = addCrawlFlags(fs)
+	return fs, o
+}
+
+func (o *crawlOptions) check() error {
+	var err error
+	if o.settings, err = o.crawl.settings(); err != nil {
+		return err
+	}
+	if err := checkSeeds(o.seeds); err != nil {
+		return err
+	}
+	if len(o.seeds) == 0 && !storeExists(o.data) {
+		return usagef("give at least one --seed URL (there is no frontier in %s yet)", o.data)
+	}
+	if o.cid == "" {
+		o.cid = defaultCID(o.settings.UserAgent)
+	}
+	return nil
+}
+
+func cmdCrawl(ctx context.Context, args []string, out io.Writer) error {
+	fs, o := newCrawlFlags()
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
 	}
-	seeds = append(seeds, pos...)
-	set, err := cf.settings()
-	if err != nil {
+	o.seeds = append(o.seeds, pos...)
+	if err := o.check(); err != nil {
 		return err
 	}
-	st, err := openStore(*data, logger())
+	return runCrawl(ctx, o, out)
+}
+
+func runCrawl(ctx context.Context, o *crawlOptions, out io.Writer) error {
+	st, err := openStore(o.data, logger())
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	if *cid == "" {
-		*cid = defaultCID(set.UserAgent)
-	}
-	cfg := set.crawlConfig(seeds, *cid, *allowPrivate)
+	cfg := o.settings.crawlConfig(o.seeds, o.cid, o.allowPrivate)
 	cfg.Logger = logger()
-	c, err := crawl.New(cfg, st, peer.StoresIn(st).Frontier)
+	c, err := crawl.New(cfg, st, peer.StoresIn(st.BadgerStore).Frontier)
 	if err != nil {
+		st.discardIfNew()
 		return usagef("%v", err)
 	}
 	known, err := c.Load()
 	if err != nil {
 		return err
 	}
-	if len(seeds) == 0 && known == 0 {
-		return usagef("give at least one --seed URL (the frontier in %s is empty)", *data)
+	if len(o.seeds) == 0 && known == 0 {
+		return usagef("give at least one --seed URL (the frontier in %s is empty)", o.data)
 	}
-	if *duration > 0 {
+	if o.duration > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, *duration)
+		ctx, cancel = context.WithTimeout(ctx, o.duration)
 		defer cancel()
 	}
-	fmt.Fprintf(out, "crawling as %q, %d seeds, %d URLs resumed from %s; Ctrl-C stops\n", set.UserAgent, len(seeds), known, *data)
+	fmt.Fprintf(out, "crawling as %q, %d seeds, %d URLs resumed from %s; Ctrl-C stops\n", o.settings.UserAgent, len(o.seeds), known, o.data)
+	return superviseCrawl(ctx, c, o.every, out)
+}
+
+// superviseCrawl runs c until ctx ends, printing progress and a summary.
+func superviseCrawl(ctx context.Context, c *crawl.Crawler, every time.Duration, out io.Writer) error {
 	start := time.Now()
 	done := make(chan error, 1)
 	go func() { done <- c.Run(ctx) }()
-	tick := time.NewTicker(*every)
+	tick := time.NewTicker(every)
 	defer tick.Stop()
 	for {
 		select {

@@ -35,6 +35,14 @@ func cmdEvents(ctx context.Context, args []string, out io.Writer) error {
 	if *url != "" && *day >= 0 {
 		return usagef("--url and --day do not go together")
 	}
+	if !storeExists(*data) {
+		// Nothing to list; opening would create an empty store.
+		if *url != "" {
+			fmt.Fprintf(os.Stderr, "no event for %s in %s (it holds no store)\n", *url, *data)
+			return errNegative
+		}
+		return nil
+	}
 	st, err := openStore(*data, logger())
 	if err != nil {
 		return err
@@ -118,42 +126,18 @@ func cmdEventsImport(_ context.Context, args []string, out io.Writer) error {
 	}
 	defer st.Close()
 
-	dec := protocol.NewDatReader(in, protocol.DatOptions{})
-	var total webevents.MergeResult
-	var good, bad int
-	batch := make([]webevents.Event, 0, 4096)
-	flush := func() error {
-		res, err := st.Merge(batch, nil)
-		total.Add(res)
-		batch = batch[:0]
-		return err
+	m := &protocol.Merger{Store: st}
+	shown := 0
+	rep, err := m.MergeFile(in, func(err error) {
+		if shown++; shown <= 20 {
+			fmt.Fprintf(os.Stderr, "%s: %v (record skipped)\n", pos[0], err)
+		}
+	})
+	if err != nil {
+		return fmt.Errorf("%s: %w", pos[0], err)
 	}
-	for {
-		e, err := dec.Next()
-		if err == io.EOF {
-			break
-		}
-		if protocol.IsRecordError(err) {
-			bad++
-			if bad <= 20 {
-				fmt.Fprintf(os.Stderr, "%s: %v (record skipped)\n", pos[0], err)
-			}
-			continue
-		}
-		if err != nil {
-			return fmt.Errorf("%s: %w", pos[0], err)
-		}
-		good++
-		if batch = append(batch, e); len(batch) == cap(batch) {
-			if err := flush(); err != nil {
-				return err
-			}
-		}
-	}
-	if err := flush(); err != nil {
-		return err
-	}
+	total := rep.Result
 	fmt.Fprintf(out, "imported %s: %d records, %d skipped as malformed; %d accepted, %d restated, %d ignored, %d order violations\n",
-		pos[0], good, bad, total.Accepted, total.Restated, total.Ignored, len(total.Polls))
+		pos[0], rep.Records, rep.BadRecords, total.Accepted, total.Restated, total.Ignored, len(total.Polls))
 	return nil
 }

@@ -39,6 +39,9 @@ func cmdMerge(ctx context.Context, args []string, out io.Writer) error {
 	}
 	rep, err := m.Merge(ctx, pos[0])
 	if err != nil {
+		if rep.Result.Accepted+rep.Result.Restated == 0 {
+			st.discardIfNew() // nothing merged: leave no empty store behind
+		}
 		if !*allowPrivate && isPrivateErr(err) {
 			return fmt.Errorf("%v; add --allow-private to merge from it", err)
 		}

@@ -15,37 +15,99 @@ import (
 	"time"
 
 	"github.com/cocrawl/cocrawl/peer"
-	"github.com/cocrawl/cocrawl/peer/rho"
 	"github.com/cocrawl/cocrawl/protocol"
 )
 
-func cmdRun(ctx context.Context, args []string, out io.Writer) error {
+// runOptions are the flags of cocrawl run.
+type runOptions struct {
+	data, listen, advertise string
+	seeds, peers, special   multiFlag
+	mode, rhoSpec           string
+	share                   *bool // nil: the mode's
+	slots                   int
+	mergeMin, mergeMax      time.Duration
+	allowPrivate            bool
+	every, duration         time.Duration
+	logLevel                string
+	community               string
+	p2pListen, bootstrap    multiFlag
+	noDHT, noP2P, mdns      bool
+	crawl                   *crawlFlagSet
+	settings                crawlSettings // set by check
+	behaviour               peer.Behaviour
+	level                   slog.Level
+}
+
+func newRunFlags() (*flag.FlagSet, *runOptions) {
 	fs := newFlags("run", "run --data DIR --listen ADDR --seed URL... [--peer URL...] [--mode M | --rho R --share B] [--community NAME] [--p2p-listen MULTIADDR]... [--bootstrap MULTIADDR]... [--no-dht] [--config FILE] [--allow-private] [crawl settings]")
-	data := fs.String("data", "./cocrawl-data", "data folder: store, frontier and peer table")
-	listen := fs.String("listen", "127.0.0.1:8470", "address of the share repository, dashboard, API and metrics")
-	advertise := fs.String("advertise", "", "host:port peers reach this one at, written in robots.shr and every event's cid; default: --listen's")
-	var seeds, peers, special multiFlag
-	fs.Var(&seeds, "seed", "URL to start polling from (repeatable)")
-	fs.Var(&peers, "peer", "robots.shr URL of a peer to merge from (repeatable)")
-	fs.Var(&special, "special", "URL prefix this peer knows best, advertised in robots.shr (repeatable)")
-	mode := fs.String("mode", "", "behaviour: "+peer.ModeNames()+" (default "+peer.DefaultMode+")")
-	rhoSpec := fs.String("rho", "", "rho controller: a number or fixed:R in [0,1], bangbang, rate, or seek[:PERIOD]; overrides the mode's")
-	share := fs.Bool("share", true, "publish what this peer learns; overrides the mode's")
-	slots := fs.Int("slots", 0, "network operations in flight, each a poll or a merge; default --workers")
-	mergeMin := fs.Duration("merge-min", 30*time.Second, "shortest wait between two merges from one peer")
-	mergeMax := fs.Duration("merge-max", 30*time.Minute, "longest wait between two merges from one peer")
-	allowPrivate := fs.Bool("allow-private", false, "allow loopback and private addresses for polls and merges (tests, LANs)")
-	every := fs.Duration("status-every", 5*time.Second, "how often to print a status line (0: never)")
-	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
-	duration := fs.Duration("duration", 0, "stop after this long (0: until Ctrl-C)")
-	community := fs.String("community", "default", "community to join over libp2p: its DHT and rendezvous namespace")
-	var p2pListen, bootstrap multiFlag
-	fs.Var(&p2pListen, "p2p-listen", "libp2p listen multiaddr (repeatable); default TCP and QUIC on --listen's IP, ports chosen by the system")
-	fs.Var(&bootstrap, "bootstrap", "multiaddr ending in /p2p/<peer-id> of a community member to join through (repeatable)")
-	noDHT := fs.Bool("no-dht", false, "do not join the community DHT (libp2p still serves and merges)")
-	noP2P := fs.Bool("no-p2p", false, "no libp2p at all: HTTP only, peers only from --peer")
-	useMDNS := fs.Bool("mdns", false, "also find community peers on the local network by mDNS")
-	cf := addCrawlFlags(fs)
+	o := &runOptions{share: new(bool)}
+	fs.StringVar(&o.data, "data", "./cocrawl-data", "data folder: store, frontier and peer table")
+	fs.StringVar(&o.listen, "listen", "127.0.0.1:8470", "address of the share repository, dashboard, API and metrics")
+	fs.StringVar(&o.advertise, "advertise", "", "host:port peers reach this one at, written in robots.shr and every event's cid; default: --listen's")
+	fs.Var(&o.seeds, "seed", "URL to start polling from (repeatable)")
+	fs.Var(&o.peers, "peer", "robots.shr URL of a peer to merge from (repeatable)")
+	fs.Var(&o.special, "special", "URL prefix this peer knows best, advertised in robots.shr (repeatable)")
+	fs.StringVar(&o.mode, "mode", "", "behaviour: "+peer.ModeNames()+" (default "+peer.DefaultMode+")")
+	fs.StringVar(&o.rhoSpec, "rho", "", "rho controller: a number or fixed:R in [0,1], bangbang, rate, or seek[:PERIOD]; overrides the mode's")
+	fs.BoolVar(o.share, "share", true, "publish what this peer learns; overrides the mode's")
+	fs.IntVar(&o.slots, "slots", 0, "network operations in flight, each a poll or a merge; default --workers")
+	fs.DurationVar(&o.mergeMin, "merge-min", 30*time.Second, "shortest wait between two merges from one peer")
+	fs.DurationVar(&o.mergeMax, "merge-max", 30*time.Minute, "longest wait between two merges from one peer")
+	fs.BoolVar(&o.allowPrivate, "allow-private", false, "allow loopback and private addresses for polls and merges (tests, LANs)")
+	fs.DurationVar(&o.every, "status-every", 5*time.Second, "how often to print a status line (0: never)")
+	fs.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error")
+	fs.DurationVar(&o.duration, "duration", 0, "stop after this long (0: until Ctrl-C)")
+	fs.StringVar(&o.community, "community", "default", "community to join over libp2p: its DHT and rendezvous namespace")
+	fs.Var(&o.p2pListen, "p2p-listen", "libp2p listen multiaddr (repeatable); default TCP and QUIC on --listen's IP, ports chosen by the system")
+	fs.Var(&o.bootstrap, "bootstrap", "multiaddr ending in /p2p/<peer-id> of a community member to join through (repeatable)")
+	fs.BoolVar(&o.noDHT, "no-dht", false, "do not join the community DHT (libp2p still serves and merges)")
+	fs.BoolVar(&o.noP2P, "no-p2p", false, "no libp2p at all: HTTP only, peers only from --peer")
+	fs.BoolVar(&o.mdns, "mdns", false, "also find community peers on the local network by mDNS")
+	o.crawl = addCrawlFlags(fs)
+	return fs, o
+}
+
+// check validates the flags and resolves the behaviour, before anything
+// is opened or created.
+func (o *runOptions) check(fs *flag.FlagSet) error {
+	var err error
+	if o.settings, err = o.crawl.settings(); err != nil { // layers environment and --config under every flag
+		return err
+	}
+	if !flagSet(fs, "share") {
+		o.share = nil
+	}
+	if o.behaviour, err = peer.ResolveMode(o.mode, o.rhoSpec, o.share); err != nil {
+		return modeError(o, err)
+	}
+	if err := o.level.UnmarshalText([]byte(o.logLevel)); err != nil {
+		return usagef("--log-level %q is not debug, info, warn or error", o.logLevel)
+	}
+	if o.mergeMin <= 0 || o.mergeMax < o.mergeMin {
+		return usagef("--merge-min must be positive and at most --merge-max")
+	}
+	if err := checkSeeds(o.seeds); err != nil {
+		return err
+	}
+	if len(o.seeds) == 0 && o.behaviour.Controller.Rho() > 0 && !storeExists(o.data) {
+		return usagef("give at least one --seed URL (there is no frontier in %s yet), or run a mirror or parasite (--mode)", o.data)
+	}
+	return nil
+}
+
+// modeError says which flags a ResolveMode error is about.
+func modeError(o *runOptions, err error) error {
+	switch {
+	case errors.Is(err, peer.ErrUnknownMode):
+		return usagef("--mode %q is not one of %s", o.mode, peer.ModeNames())
+	case errors.Is(err, peer.ErrModeConflict):
+		return usagef("--mode %s contradicts --rho or --share (%s); drop one", o.mode, strings.TrimPrefix(err.Error(), peer.ErrModeConflict.Error()+": "))
+	}
+	return usagef("--rho: %s", strings.TrimPrefix(err.Error(), "rho: "))
+}
+
+func cmdRun(ctx context.Context, args []string, out io.Writer) error {
+	fs, o := newRunFlags()
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -53,66 +115,33 @@ func cmdRun(ctx context.Context, args []string, out io.Writer) error {
 	if len(pos) > 0 {
 		return usagef("unexpected argument %q; seeds are given with --seed", pos[0])
 	}
-	set, err := cf.settings() // layers environment and --config under every flag
-	if err != nil {
+	if err := o.check(fs); err != nil {
 		return err
 	}
-	explicit := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { explicit[f.Name] = true })
-	behaviour, err := chooseMode(*mode, *rhoSpec, *share, explicit["share"])
-	if err != nil {
-		return err
-	}
-	var level slog.Level
-	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
-		return usagef("--log-level %q is not debug, info, warn or error", *logLevel)
-	}
-	lg := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
-	if *mergeMin <= 0 || *mergeMax < *mergeMin {
-		return usagef("--merge-min must be positive and at most --merge-max")
-	}
+	return servePeer(ctx, o, out)
+}
 
-	ln, err := net.Listen("tcp", *listen)
+// servePeer starts the peer of o and serves it until ctx ends or
+// o.duration passes.
+func servePeer(ctx context.Context, o *runOptions, out io.Writer) error {
+	lg := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: o.level}))
+	ln, err := net.Listen("tcp", o.listen)
 	if err != nil {
-		return fmt.Errorf("cannot listen on %s: %w; choose another --listen", *listen, err)
+		return fmt.Errorf("cannot listen on %s: %w; choose another --listen", o.listen, err)
 	}
 	defer ln.Close()
-	addr, err := advertised(*advertise, ln.Addr().(*net.TCPAddr))
+	addr, err := advertised(o.advertise, ln.Addr().(*net.TCPAddr))
 	if err != nil {
 		return err
 	}
-	st, err := openStore(*data, lg)
+	st, err := openStore(o.data, lg)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-
-	var p2p *peer.P2PConfig
-	if !*noP2P {
-		listenAddrs := []string(p2pListen)
-		if len(listenAddrs) == 0 {
-			ip := ln.Addr().(*net.TCPAddr).IP
-			fam := "ip4"
-			if ip.To4() == nil {
-				fam = "ip6"
-			}
-			listenAddrs = []string{fmt.Sprintf("/%s/%s/tcp/0", fam, ip), fmt.Sprintf("/%s/%s/udp/0/quic-v1", fam, ip)}
-		}
-		p2p = &peer.P2PConfig{
-			KeyFile: filepath.Join(*data, "identity.key"), Community: *community, ListenAddrs: listenAddrs,
-			Bootstrap: bootstrap, NoDHT: *noDHT, MDNS: *useMDNS, AllowPrivate: *allowPrivate,
-		}
-	}
-	cfg := peer.Config{
-		Addr: addr, Contact: set.From, Special: special,
-		Crawl:      set.crawlConfig(seeds, "", *allowPrivate),
-		Controller: behaviour.controller, Mode: behaviour.name, Share: behaviour.share,
-		Peers: peers, Slots: *slots, AllowPrivate: *allowPrivate,
-		Schedule: peer.Schedule{MergeMin: *mergeMin, MergeMax: *mergeMax},
-		P2P:      p2p, Logger: lg,
-	}
-	p, err := peer.New(cfg, peer.StoresIn(st))
+	p, err := peer.New(o.peerConfig(addr, ln.Addr().(*net.TCPAddr).IP, lg), peer.StoresIn(st.BadgerStore))
 	if err != nil {
+		st.discardIfNew()
 		return usagef("%v", err)
 	}
 	defer p.Close() // Run closes the libp2p host too; Close is idempotent
@@ -120,27 +149,58 @@ func cmdRun(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if len(seeds) == 0 && known == 0 && behaviour.controller.Rho() > 0 {
-		return usagef("give at least one --seed URL (the frontier in %s is empty), or run a mirror or parasite (--mode)", *data)
+	if len(o.seeds) == 0 && known == 0 && o.behaviour.Controller.Rho() > 0 {
+		return usagef("give at least one --seed URL (the frontier in %s is empty), or run a mirror or parasite (--mode)", o.data)
 	}
-	if len(p.Peers()) == 0 && behaviour.controller.Rho() < 1 {
-		fmt.Fprintln(out, "note: no peers yet (--peer URL); until one is known every operation polls")
-	}
-	if *duration > 0 {
+	if o.duration > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, *duration)
+		ctx, cancel = context.WithTimeout(ctx, o.duration)
 		defer cancel()
 	}
-
 	hs := protocol.NewHTTPServer(ln.Addr().String(), p.Handler(), protocol.Timeouts{})
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- hs.Serve(ln) }()
-	base := "http://" + ln.Addr().String()
-	fmt.Fprintf(out, "peer %q: %s, controller %s, sharing %s\n", p.CID(), behaviour.name, behaviour.controller.Name(), onOff(behaviour.share))
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = hs.Shutdown(sctx)
+	}()
+	o.printStart(out, p, "http://"+ln.Addr().String(), known)
+	return superviseRun(ctx, p, serveErr, o.every, out)
+}
+
+// peerConfig is the peer that o describes, reached at addr; libp2p listens
+// on ip unless --p2p-listen says otherwise.
+func (o *runOptions) peerConfig(addr string, ip net.IP, lg *slog.Logger) peer.Config {
+	var p2p *peer.P2PConfig
+	if !o.noP2P {
+		p2p = &peer.P2PConfig{
+			KeyFile: filepath.Join(o.data, "identity.key"), Community: o.community,
+			ListenAddrs: o.p2pListen, ListenIP: ip,
+			Bootstrap: o.bootstrap, NoDHT: o.noDHT, MDNS: o.mdns, AllowPrivate: o.allowPrivate,
+		}
+	}
+	b := o.behaviour
+	return peer.Config{
+		Addr: addr, Contact: o.settings.From, Special: o.special,
+		Crawl:      o.settings.crawlConfig(o.seeds, "", o.allowPrivate),
+		Controller: b.Controller, Mode: b.Name, Share: b.Share,
+		Peers: o.peers, Slots: o.slots, AllowPrivate: o.allowPrivate,
+		Schedule: peer.Schedule{MergeMin: o.mergeMin, MergeMax: o.mergeMax},
+		P2P:      p2p, Logger: lg,
+	}
+}
+
+func (o *runOptions) printStart(out io.Writer, p *peer.Peer, base string, known int) {
+	b := o.behaviour
+	if len(p.Peers()) == 0 && b.Controller.Rho() < 1 {
+		fmt.Fprintln(out, "note: no peers yet (--peer URL); until one is known every operation polls")
+	}
+	fmt.Fprintf(out, "peer %q: %s, controller %s, sharing %s\n", p.CID(), b.Name, b.Controller.Name(), onOff(b.Share))
 	fmt.Fprintf(out, "dashboard %s/  share %s/robots.shr  API %s/api/status  metrics %s/metrics\n", base, base, base, base)
 	if id := p.PeerID(); id != "" {
-		dht := "community " + *community
-		if *noDHT {
+		dht := "community " + o.community
+		if o.noDHT {
 			dht = "no DHT"
 		}
 		fmt.Fprintf(out, "libp2p peer ID %s (%s); listening on:\n", id, dht)
@@ -148,15 +208,19 @@ func cmdRun(ctx context.Context, args []string, out io.Writer) error {
 			fmt.Fprintf(out, "  %s\n", a)
 		}
 	}
-	fmt.Fprintf(out, "%d seeds, %d URLs and %d peers resumed from %s; Ctrl-C stops\n", len(seeds), known, len(p.Peers()), *data)
+	fmt.Fprintf(out, "%d seeds, %d URLs and %d peers resumed from %s; Ctrl-C stops\n", len(o.seeds), known, len(p.Peers()), o.data)
+}
 
+// superviseRun runs p until ctx ends or its HTTP server fails, printing a
+// status line every so often and a summary at the end.
+func superviseRun(ctx context.Context, p *peer.Peer, serveErr <-chan error, every time.Duration, out io.Writer) error {
 	runCtx, stopRun := context.WithCancel(ctx)
 	defer stopRun()
 	done := make(chan error, 1)
 	go func() { done <- p.Run(runCtx) }()
 	var tick <-chan time.Time
-	if *every > 0 {
-		t := time.NewTicker(*every)
+	if every > 0 {
+		t := time.NewTicker(every)
 		defer t.Stop()
 		tick = t.C
 	}
@@ -178,71 +242,10 @@ loop:
 			break loop
 		}
 	}
-	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	_ = hs.Shutdown(sctx)
 	s := p.Status(false)
 	fmt.Fprintln(out, statusLine(s))
 	fmt.Fprintf(out, "stopped: events per poll %.3f, events per merge %.2f; time at rho %s\n", s.EventsPerPoll, s.EventsPerMerge, timeAtRho(s.TimeAtRho))
 	return runErr
-}
-
-// behaviour is a resolved mode: its name, controller and sharing.
-type behaviour struct {
-	name       string
-	controller rho.Controller
-	share      bool
-}
-
-// chooseMode resolves --mode, --rho and --share. A mode names a preset;
-// --rho and --share refine it, but may not contradict it.
-func chooseMode(mode, rhoSpec string, share, shareSet bool) (behaviour, error) {
-	name := mode
-	if name == "" {
-		name = peer.DefaultMode
-	}
-	m, ok := peer.LookupMode(name)
-	if !ok {
-		return behaviour{}, usagef("--mode %q is not one of %s", mode, peer.ModeNames())
-	}
-	spec := m.Controller
-	if rhoSpec != "" {
-		spec = rhoSpec
-	}
-	ctl, err := rho.Parse(spec)
-	if err != nil {
-		return behaviour{}, usagef("--rho: %v", err)
-	}
-	b := behaviour{controller: ctl, share: m.Share}
-	if shareSet {
-		b.share = share
-	}
-	b.name = modeOf(ctl, b.share)
-	if mode != "" && b.name != m.Name {
-		return behaviour{}, usagef("--mode %s contradicts --rho %s --share=%v (that is %s); drop one", m.Name, ctl.Name(), b.share, b.name)
-	}
-	return b, nil
-}
-
-// modeOf names the thesis's behaviour that a controller and sharing make.
-func modeOf(ctl rho.Controller, share bool) string {
-	poll := "hybrid"
-	if f, ok := ctl.(rho.Fixed); ok && (f == 0 || f == 1) {
-		poll = map[rho.Fixed]string{0: "merge", 1: "poll"}[f]
-	}
-	switch {
-	case poll == "poll" && !share:
-		return "current"
-	case poll == "poll":
-		return "altruistic"
-	case poll == "merge" && !share:
-		return "parasite"
-	case poll == "merge":
-		return "mirror"
-	case !share:
-		return "hybrid"
-	}
-	return "sharing-hybrid"
 }
 
 // advertised returns the host:port peers reach this peer at.

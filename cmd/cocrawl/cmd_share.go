@@ -31,7 +31,7 @@ func cmdShare(ctx context.Context, args []string, out io.Writer) error {
 		return usagef("unexpected argument %q", pos[0])
 	}
 	lg := logger()
-	st, err := openStore(*data, lg)
+	st, err := openExistingStore(*data, lg)
 	if err != nil {
 		return err
 	}

@@ -7,8 +7,13 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime"
+	"runtime/debug"
 	"sort"
+	"strings"
 	"syscall"
+
+	"github.com/cocrawl/cocrawl/protocol"
 )
 
 // command is one subcommand: run gets the arguments after its name.
@@ -31,7 +36,7 @@ var commands = map[string]command{
 	"demo":    {"a cooperating community against polling-only peers on a synthetic web", cmdDemo},
 }
 
-// Exit codes (DESIGN.md): 0 success, 1 failure or a negative answer, 2 usage.
+// Exit codes (docs/architecture.md, "Command line"): 0 success, 1 failure or a negative answer, 2 usage.
 const (
 	exitOK    = 0
 	exitFail  = 1
@@ -53,11 +58,16 @@ func main() {
 }
 
 func run(args []string, out, errOut io.Writer) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+	if len(args) == 0 {
 		usage(errOut)
-		if len(args) == 0 {
-			return exitUsage
-		}
+		return exitUsage
+	}
+	switch args[0] {
+	case "-h", "--help", "help":
+		usage(out) // to standard output, so that `cocrawl help | less` works
+		return exitOK
+	case "version", "--version":
+		fmt.Fprintln(out, versionLine())
 		return exitOK
 	}
 	cmd, ok := commands[args[0]]
@@ -78,7 +88,9 @@ func run(args []string, out, errOut io.Writer) int {
 		fmt.Fprintf(errOut, "cocrawl %s: %s\n", args[0], ue.msg)
 		return exitUsage
 	default:
-		fmt.Fprintf(errOut, "cocrawl %s: %v\n", args[0], err)
+		// A library error that names the command's own package says it
+		// once: "cocrawl crawl: seed ...", not "cocrawl crawl: crawl: seed".
+		fmt.Fprintf(errOut, "cocrawl %s: %s\n", args[0], strings.TrimPrefix(err.Error(), args[0]+": "))
 		return exitFail
 	}
 }
@@ -94,4 +106,31 @@ func usage(w io.Writer) {
 	for _, n := range names {
 		fmt.Fprintf(w, "  %-8s %s\n", n, commands[n].summary)
 	}
+	fmt.Fprintf(w, "  %-8s %s\n", "version", "print the version of cocrawl and of its protocol")
+}
+
+// versionLine names the build: the module version (or the VCS revision of
+// a build from a checkout), the protocol version and the Go release.
+func versionLine() string {
+	v, rev, dirty := "(devel)", "", false
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		if bi.Main.Version != "" {
+			v = bi.Main.Version
+		}
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				rev = s.Value
+			case "vcs.modified":
+				dirty = s.Value == "true"
+			}
+		}
+	}
+	if v == "(devel)" && rev != "" {
+		v = "devel " + rev[:min(12, len(rev))]
+		if dirty {
+			v += "+dirty"
+		}
+	}
+	return fmt.Sprintf("cocrawl %s, protocol %s, %s", v, protocol.CurrentVersion, runtime.Version())
 }

@@ -92,6 +92,96 @@ const (
 	Poll = "polling-only"
 )
 
+// Run runs the demonstration until Config.Duration has passed or ctx ends,
+// prints the comparison and writes the results. Everything it started is
+// stopped, and its folders removed (unless Keep), before it returns.
+func Run(ctx context.Context, cfg Config) (*Report, error) {
+	if err := cfg.defaults(); err != nil {
+		return nil, err
+	}
+	dir, err := workDir(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if !cfg.Keep {
+		defer os.RemoveAll(dir)
+	}
+	w, stopWeb, err := startWeb(cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer stopWeb()
+	printIntro(cfg, dir)
+	c, err := startCommunity(cfg, dir, w.Seeds())
+	if err != nil {
+		return nil, err
+	}
+	defer c.stop()
+	c.printDashboards(cfg.Out)
+
+	rep := &Report{Config: cfg}
+	interrupted, err := c.watch(ctx, cfg, w, rep)
+	if err != nil {
+		return rep, err
+	}
+	rep.Peers = finalRows(c.members, rep.Series)
+	c.stop()
+	rep.Interrupted = interrupted
+	return rep, finish(cfg, rep, dir)
+}
+
+// workDir makes a fresh folder for the peers' stores, inside Dir when
+// given, so removing it at the end never touches anything else.
+func workDir(cfg Config) (string, error) {
+	if cfg.Dir != "" {
+		if err := os.MkdirAll(cfg.Dir, 0o700); err != nil {
+			return "", err
+		}
+	}
+	return os.MkdirTemp(cfg.Dir, "cocrawl-demo-")
+}
+
+// startWeb starts the synthetic web and its changes; stop ends both.
+func startWeb(cfg Config) (w *testweb.Web, stop func(), err error) {
+	rate := func(d time.Duration) float64 { return 1 / d.Seconds() }
+	w, err = testweb.Start(testweb.Config{
+		Hosts: cfg.Hosts, PagesPerHost: cfg.Pages, LinksPerPage: 5,
+		UpdateRate: rate(cfg.ChangeEvery), CreateRate: rate(cfg.ChurnEvery), DeleteRate: rate(cfg.ChurnEvery),
+		Seed: cfg.Seed,
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	go w.Run(ctx)
+	return w, func() { cancel(); w.Close() }, nil
+}
+
+func printIntro(cfg Config, dir string) {
+	out := cfg.Out
+	fmt.Fprintf(out, "cocrawl demo: a synthetic web of %d hosts x %d pages on loopback, each page updated every %v on average;\n",
+		cfg.Hosts, cfg.Pages, cfg.ChangeEvery)
+	fmt.Fprintf(out, "%d cooperating peers (sharing, merging, controller %s, found through a community DHT) against %d polling-only peers,\n",
+		cfg.Peers, cfg.Controller, cfg.Peers)
+	fmt.Fprintf(out, "every peer limited to %.0f requests per second; running for %v. Data in %s.\n\n", cfg.Budget, cfg.Duration, dir)
+}
+
+// finish prints the report and writes its files.
+func finish(cfg Config, rep *Report, dir string) error {
+	out := cfg.Out
+	rep.summarise()
+	rep.Print(out)
+	if err := rep.Write(cfg.Results); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "\nresults: %s, %s and %s\n", filepath.Join(cfg.Results, "summary.txt"),
+		filepath.Join(cfg.Results, "freshness.csv"), filepath.Join(cfg.Results, "freshness.svg"))
+	if cfg.Keep {
+		fmt.Fprintf(out, "data kept in %s\n", dir)
+	}
+	return nil
+}
+
 // member is one running peer of the demonstration.
 type member struct {
 	name, group string
@@ -101,81 +191,33 @@ type member struct {
 	base        string
 }
 
-// Run runs the demonstration until Config.Duration has passed or ctx ends,
-// prints the comparison and writes the results. Everything it started is
-// stopped, and its folders removed (unless Keep), before it returns.
-func Run(ctx context.Context, cfg Config) (*Report, error) {
-	if err := cfg.defaults(); err != nil {
-		return nil, err
-	}
-	out := cfg.Out
-	// A fresh folder, inside Dir when given, so removing it at the end
-	// never touches anything else.
-	if cfg.Dir != "" {
-		if err := os.MkdirAll(cfg.Dir, 0o700); err != nil {
-			return nil, err
-		}
-	}
-	dir, err := os.MkdirTemp(cfg.Dir, "cocrawl-demo-")
-	if err != nil {
-		return nil, err
-	}
-	if !cfg.Keep {
-		defer os.RemoveAll(dir)
-	}
+// community is both groups of peers, running.
+type community struct {
+	members []*member
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+	once    sync.Once
+}
 
-	rate := func(d time.Duration) float64 { return 1 / d.Seconds() }
-	w, err := testweb.Start(testweb.Config{
-		Hosts: cfg.Hosts, PagesPerHost: cfg.Pages, LinksPerPage: 5,
-		UpdateRate: rate(cfg.ChangeEvery), CreateRate: rate(cfg.ChurnEvery), DeleteRate: rate(cfg.ChurnEvery),
-		Seed: cfg.Seed,
-	})
-	if err != nil {
-		return nil, err
-	}
-	defer w.Close()
-	webCtx, stopWeb := context.WithCancel(context.Background())
-	defer stopWeb()
-	go w.Run(webCtx)
-
-	fmt.Fprintf(out, "cocrawl demo: a synthetic web of %d hosts x %d pages on loopback, each page updated every %v on average;\n",
-		cfg.Hosts, cfg.Pages, cfg.ChangeEvery)
-	fmt.Fprintf(out, "%d cooperating peers (sharing, merging, controller %s, found through a community DHT) against %d polling-only peers,\n",
-		cfg.Peers, cfg.Controller, cfg.Peers)
-	fmt.Fprintf(out, "every peer limited to %.0f requests per second; running for %v. Data in %s.\n\n", cfg.Budget, cfg.Duration, dir)
-
-	runCtx, stopPeers := context.WithCancel(context.Background())
-	var members []*member
-	var wg sync.WaitGroup
-	var once sync.Once
-	stopAll := func() {
-		once.Do(func() {
-			stopPeers()
-			wg.Wait()
-			for _, m := range members {
-				m.peer.Close()
-				_ = m.srv.Close()
-				_ = m.store.Close()
-			}
-		})
-	}
-	defer stopAll()
-
-	hosts := w.Seeds()
+// startCommunity starts cfg.Peers peers of each group; the first
+// cooperating peer is the others' DHT bootstrap.
+func startCommunity(cfg Config, dir string, hosts []string) (*community, error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	c := &community{cancel: cancel}
 	var bootstrap []string
 	for g, group := range []string{Coop, Poll} {
 		for i := range cfg.Peers {
-			m, err := startMember(runCtx, cfg, dir, group, i, hosts, bootstrap)
+			m, err := startMember(ctx, cfg, dir, group, i, hosts, bootstrap)
 			if err != nil {
-				stopAll()
+				c.stop()
 				return nil, err
 			}
-			members = append(members, m)
-			wg.Add(1)
+			c.members = append(c.members, m)
+			c.wg.Add(1)
 			go func() {
-				defer wg.Done()
-				if err := m.peer.Run(runCtx); err != nil {
-					fmt.Fprintf(out, "%s stopped with an error: %v\n", m.name, err)
+				defer c.wg.Done()
+				if err := m.peer.Run(ctx); err != nil {
+					fmt.Fprintf(cfg.Out, "%s stopped with an error: %v\n", m.name, err)
 				}
 			}()
 			if g == 0 && i == 0 {
@@ -183,21 +225,41 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			}
 		}
 	}
-	for _, m := range members {
+	return c, nil
+}
+
+// stop ends every peer and closes its server and store; it may be called
+// more than once.
+func (c *community) stop() {
+	c.once.Do(func() {
+		c.cancel()
+		c.wg.Wait()
+		for _, m := range c.members {
+			m.peer.Close()
+			_ = m.srv.Close()
+			_ = m.store.Close()
+		}
+	})
+}
+
+func (c *community) printDashboards(out io.Writer) {
+	for _, m := range c.members {
 		if m.group == Coop {
 			fmt.Fprintf(out, "  %-8s dashboard %s/\n", m.name, m.base)
 		}
 	}
 	fmt.Fprintln(out)
+}
 
-	rep := &Report{Config: cfg}
+// watch measures every peer every 2 s into rep.Series, printing progress,
+// until cfg.Duration has passed or ctx ends (interrupted).
+func (c *community) watch(ctx context.Context, cfg Config, w *testweb.Web, rep *Report) (interrupted bool, err error) {
 	start := time.Now()
 	deadline := time.NewTimer(cfg.Duration)
 	defer deadline.Stop()
 	sample := time.NewTicker(2 * time.Second)
 	defer sample.Stop()
 	lastPrint := start
-	interrupted := false
 loop:
 	for {
 		select {
@@ -207,34 +269,21 @@ loop:
 		case <-deadline.C:
 			break loop
 		case now := <-sample.C:
-			pt, err := measure(w, members, now.Sub(start))
+			pt, err := measure(w, c.members, now.Sub(start))
 			if err != nil {
-				return rep, err
+				return false, err
 			}
 			rep.Series = append(rep.Series, pt)
 			if now.Sub(lastPrint) >= cfg.Every {
 				lastPrint = now
-				fmt.Fprintln(out, progressLine(pt, members))
+				fmt.Fprintln(cfg.Out, progressLine(pt, c.members))
 			}
 		}
 	}
-	if pt, err := measure(w, members, time.Since(start)); err == nil {
+	if pt, err := measure(w, c.members, time.Since(start)); err == nil {
 		rep.Series = append(rep.Series, pt)
 	}
-	rep.Peers = finalRows(members, rep.Series)
-	stopAll()
-	rep.Interrupted = interrupted
-	rep.summarise()
-	rep.Print(out)
-	if err := rep.Write(cfg.Results); err != nil {
-		return rep, err
-	}
-	fmt.Fprintf(out, "\nresults: %s, %s and %s\n", filepath.Join(cfg.Results, "summary.txt"),
-		filepath.Join(cfg.Results, "freshness.csv"), filepath.Join(cfg.Results, "freshness.svg"))
-	if cfg.Keep {
-		fmt.Fprintf(out, "data kept in %s\n", dir)
-	}
-	return rep, nil
+	return interrupted, nil
 }
 
 // startMember starts peer i of group with its store, share server and, for
