@@ -49,36 +49,42 @@ func cmdEvents(ctx context.Context, args []string, out io.Writer) error {
 	}
 	defer st.Close()
 
+	return listEvents(st, out, *data, *url, *day, *format)
+}
+
+// listEvents prints one URL's current state, a day's log, or every
+// current state.
+func listEvents(st *dataStore, out io.Writer, data, url string, day int64, format string) error {
 	w := bufio.NewWriterSize(out, 64<<10)
 	defer w.Flush()
-	emit := eventPrinter(w, *format)
+	emit := eventPrinter(w, format)
 	switch {
-	case *url != "":
-		e, ok, err := st.Get(*url)
+	case url != "":
+		e, ok, err := st.Get(url)
 		if err != nil {
 			return err
 		}
 		if !ok {
 			w.Flush()
-			fmt.Fprintf(os.Stderr, "no event for %s in %s\n", *url, *data)
+			fmt.Fprintf(os.Stderr, "no event for %s in %s\n", url, data)
 			return errNegative
 		}
 		return emit(e)
-	case *day >= 0:
-		if *format == "dat" {
+	case day >= 0:
+		if format == "dat" {
 			// Byte for byte what the share server sends for this day.
-			info, ok, err := st.DayInfo(*day)
+			info, ok, err := st.DayInfo(day)
 			if err != nil || !ok {
 				return err
 			}
-			return st.ReadDay(*day, 0, func(off int64, e webevents.Event) error {
+			return st.ReadDay(day, 0, func(off int64, e webevents.Event) error {
 				if off >= info.Size {
 					return errStop
 				}
 				return emit(e)
 			})
 		}
-		return st.ReadDay(*day, 0, func(_ int64, e webevents.Event) error { return emit(e) })
+		return st.ReadDay(day, 0, func(_ int64, e webevents.Event) error { return emit(e) })
 	default:
 		return st.Current(emit)
 	}

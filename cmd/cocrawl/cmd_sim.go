@@ -45,25 +45,13 @@ func cmdSim(ctx context.Context, args []string, out io.Writer) error {
 	if !ok {
 		return usagef("--scale %q: thesis, medium, small or tiny", *scale)
 	}
-	m := sim.Thesis()
-	m.Damping = *damping
-	m.RecordBytes = *record
-	if *update > 0 {
-		m.UpdateRate = *update
-	}
-	m = m.Scaled(k)
-	if err := m.Validate(); err != nil {
-		return usagef("%v", err)
+	m, err := simModel(k, *damping, *record, *update)
+	if err != nil {
+		return err
 	}
 	o := sim.Options{Model: m, Scale: *scale, Seed: *seed, Trials: *trials, FreeMaxN: *freeMax, Workers: *workers, NoCompare: *noCompare}
-	if *nList != "" {
-		for _, f := range strings.Split(*nList, ",") {
-			n, err := strconv.Atoi(strings.TrimSpace(f))
-			if err != nil || n < 1 || n > 4096 {
-				return usagef("--n: %q is not a number of crawlers in [1,4096]", f)
-			}
-			o.Ns = append(o.Ns, n)
-		}
+	if o.Ns, err = parseNs(*nList); err != nil {
+		return err
 	}
 	if !*quiet {
 		o.Progress = os.Stderr
@@ -81,6 +69,37 @@ func cmdSim(ctx context.Context, args []string, out io.Writer) error {
 	fmt.Fprint(out, rep.Text())
 	fmt.Fprintf(out, "results in %s\n", *dir)
 	return nil
+}
+
+// simModel is the thesis's model with the flags' changes, at scale k.
+func simModel(k float64, damping, recordBytes, updateRate float64) (sim.Model, error) {
+	m := sim.Thesis()
+	m.Damping = damping
+	m.RecordBytes = recordBytes
+	if updateRate > 0 {
+		m.UpdateRate = updateRate
+	}
+	m = m.Scaled(k)
+	if err := m.Validate(); err != nil {
+		return m, usagef("%v", err)
+	}
+	return m, nil
+}
+
+// parseNs reads --n: comma-separated numbers of crawlers; empty is none.
+func parseNs(list string) ([]int, error) {
+	if list == "" {
+		return nil, nil
+	}
+	var ns []int
+	for _, f := range strings.Split(list, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 || n > 4096 {
+			return nil, usagef("--n: %q is not a number of crawlers in [1,4096]", f)
+		}
+		ns = append(ns, n)
+	}
+	return ns, nil
 }
 
 func experimentNames() []string {
