@@ -4,7 +4,7 @@ BIN := bin/cocrawl
 .PHONY: help build test e2e bench fuzz demo lint sim
 
 help: ## list the targets
-	@grep -E '^[a-z]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
+	@grep -E '^[a-z0-9-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
 
 build: ## build bin/cocrawl
 	$(GO) build -o $(BIN) ./cmd/cocrawl

@@ -16,6 +16,12 @@
 // and not in package protocol, which owns the streaming codecs.
 //
 // Two stores implement the contract: Badger (OpenBadger) for real peers and an
-// in-memory one (NewMemStore) for tests and the simulator. Both pass the
-// conformance suite in webevents/storetest.
+// in-memory one (NewMemStore) for tests. Both pass the conformance suite in
+// webevents/storetest. (The simulator keeps its own compact tables and uses
+// neither.)
+//
+// The Badger store owns a peer's whole database: keyspace.go declares every
+// key prefix, its own and those of the tables it lends to other packages
+// (Table: the frontier, the peer table), which never see the database
+// handle.
 package webevents

@@ -1,4 +1,5 @@
-// Command cocrawl is one binary with subcommands (DESIGN.md, "Command line").
+// Command cocrawl is one binary with subcommands (docs/architecture.md,
+// "Command line").
 // Flags, exit codes and messages for people live here only: each cmd_*.go
 // file is one subcommand that parses its flags, calls the packages that do
 // the work, and turns their errors into one line and an exit code

@@ -7,7 +7,7 @@
 // against the web's ground truth while they run, and writes a table, a
 // CSV file and an SVG chart of freshness over time.
 //
-// Freshness is measured two ways (DESIGN.md, "Measuring"): coverage, the
+// Freshness is measured two ways (docs/architecture.md, "Measuring"): coverage, the
 // share of the web's live pages whose current version the peer holds, and
 // the thesis's cache freshness, the share of the peer's own entries that
 // are still true (section 4.2).
