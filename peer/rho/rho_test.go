@@ -89,14 +89,6 @@ func TestParse(t *testing.T) {
 	}
 }
 
-func TestFixedIgnoresOutcomes(t *testing.T) {
-	c := Fixed(0.3)
-	drive(c, phase{n: 1000, mergeEvery: 2, pollYield: 1, mergeEv: 50})
-	if c.Rho() != 0.3 {
-		t.Fatalf("rho %v", c.Rho())
-	}
-}
-
 func TestBangBang(t *testing.T) {
 	sec := time.Second
 	tests := []struct {
