@@ -4,120 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
-	"net"
-	"net/url"
 	"regexp"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"golang.org/x/net/publicsuffix"
-
 	"github.com/cocrawl/cocrawl/webevents"
 )
-
-// Store is what the crawler needs of a peer's web-event store.
-type Store interface {
-	Get(url string) (webevents.Event, bool, error)
-	Record(events []webevents.Event) error
-}
-
-// Config configures a Crawler. Zero fields take the defaults named, which
-// are polite for the real web.
-type Config struct {
-	Seeds []string
-	CID   string // "host:port Moniker" written in every event; required
-	Agent string // robots.txt product token; default "cocrawl"
-	Fetch FetchConfig
-
-	Workers       int           // fetches in flight across hosts; default 8
-	MinDelay      time.Duration // per-host delay floor; default 1 s; 0 allowed with DelaySet
-	DelaySet      bool          // MinDelay was set explicitly (so 0 means 0)
-	MaxCrawlDelay time.Duration // cap on robots.txt Crawl-delay; default 30 s
-	DelayFactor   float64       // delay at least this times the last download time; default 2
-	BackoffBase   time.Duration // first backoff after 429/5xx/errors; default 30 s
-	BackoffMax    time.Duration // default 1 h
-	RobotsTTL     time.Duration // how long a robots.txt is cached; default (and at most) 24 h
-	RobotsRetry   time.Duration // retry after a 5xx robots.txt; default 10 min
-
-	RevisitMin time.Duration // adaptive revisit interval bounds; default 1 h
-	RevisitMax time.Duration // default 30 days
-
-	// Scope: "host" (the seeds' hosts, default), "domain" (their registrable
-	// domains) or "all"; Include and Exclude are regular expressions that a
-	// URL must match (when Include is set) and must not match.
-	Scope   string
-	Include []string
-	Exclude []string
-
-	// Traps (Castillo, chapter 5 and appendix A): depth from a seed for
-	// static and dynamic (with a query) pages, URLs per host, URL length,
-	// and a limit on a path segment repeated.
-	MaxStaticDepth  int // default 15
-	MaxDynamicDepth int // default 5
-	MaxURLsPerHost  int // default 100,000
-	MaxURLLength    int // default 2,048
-	MaxSegmentRepet int // default 3
-
-	Logger *slog.Logger
-}
-
-func (c *Config) defaults() error {
-	if c.CID == "" {
-		return errors.New("crawl: a CID (\"host:port Moniker\") is required")
-	}
-	if c.Agent == "" {
-		c.Agent = "cocrawl"
-	}
-	def := func(d *time.Duration, v time.Duration) {
-		if *d <= 0 {
-			*d = v
-		}
-	}
-	if !c.DelaySet {
-		def(&c.MinDelay, time.Second)
-	}
-	def(&c.MaxCrawlDelay, 30*time.Second)
-	def(&c.BackoffBase, 30*time.Second)
-	def(&c.BackoffMax, time.Hour)
-	def(&c.RobotsRetry, 10*time.Minute)
-	def(&c.RevisitMin, time.Hour)
-	def(&c.RevisitMax, 30*24*time.Hour)
-	if c.RobotsTTL <= 0 || c.RobotsTTL > 24*time.Hour {
-		c.RobotsTTL = 24 * time.Hour
-	}
-	if c.RevisitMax < c.RevisitMin {
-		return fmt.Errorf("crawl: revisit max %v is below revisit min %v", c.RevisitMax, c.RevisitMin)
-	}
-	if c.Workers <= 0 {
-		c.Workers = 8
-	}
-	if c.DelayFactor <= 0 {
-		c.DelayFactor = 2
-	}
-	ints := []struct {
-		p *int
-		v int
-	}{{&c.MaxStaticDepth, 15}, {&c.MaxDynamicDepth, 5}, {&c.MaxURLsPerHost, 100000}, {&c.MaxURLLength, 2048}, {&c.MaxSegmentRepet, 3}}
-	for _, x := range ints {
-		if *x.p <= 0 {
-			*x.p = x.v
-		}
-	}
-	switch c.Scope {
-	case "":
-		c.Scope = "host"
-	case "host", "domain", "all":
-	default:
-		return fmt.Errorf("crawl: scope %q is not host, domain or all", c.Scope)
-	}
-	if c.Logger == nil {
-		c.Logger = slog.Default()
-	}
-	return nil
-}
 
 // Stats counts what a crawler did. Read it with Crawler.Stats.
 type Stats struct {
@@ -157,11 +50,6 @@ type Crawler struct {
 	errs                                          map[string]int64
 }
 
-type persistItem struct {
-	event *webevents.Event
-	state *URLState
-}
-
 // New returns a crawler; Run starts it.
 func New(cfg Config, store Store, fs FrontierStore) (*Crawler, error) {
 	if err := cfg.defaults(); err != nil {
@@ -193,92 +81,6 @@ func New(cfg Config, store Store, fs FrontierStore) (*Crawler, error) {
 	return c, nil
 }
 
-// ExcludePrefix stops the crawler from polling URLs that start with p: a
-// known peer's share repository (spec section 10).
-func (c *Crawler) ExcludePrefix(p string) {
-	c.mu.Lock()
-	c.excluded = append(c.excluded, p)
-	c.mu.Unlock()
-}
-
-func (c *Crawler) scopeKey(u string) string {
-	p, err := url.Parse(u)
-	if err != nil {
-		return ""
-	}
-	switch c.cfg.Scope {
-	case "domain":
-		if d, err := publicsuffix.EffectiveTLDPlusOne(p.Hostname()); err == nil {
-			return d
-		}
-		return p.Hostname()
-	case "all":
-		return ""
-	}
-	return p.Host
-}
-
-// admit applies scope, share-file and trap rules to a normalised URL at
-// depth; it is called with c.mu held.
-func (c *Crawler) admit(u string, depth int) bool {
-	if len(u) > c.cfg.MaxURLLength {
-		return false
-	}
-	if c.cfg.Scope != "all" && !c.scope[c.scopeKey(u)] {
-		return false
-	}
-	if strings.HasSuffix(u, "/robots.shr") || strings.HasSuffix(u, "/robots.txt") {
-		return false // share-control and robots files make no web-events
-	}
-	for _, p := range c.excluded {
-		if strings.HasPrefix(u, p) {
-			return false
-		}
-	}
-	dynamic := strings.Contains(u, "?")
-	if depth > c.cfg.MaxStaticDepth || dynamic && depth > c.cfg.MaxDynamicDepth {
-		return false
-	}
-	if repeatedSegments(u) > c.cfg.MaxSegmentRepet {
-		return false
-	}
-	if h := c.f.hosts[hostKey(u)]; h != nil && h.known >= c.cfg.MaxURLsPerHost {
-		return false
-	}
-	if len(c.include) > 0 && !anyMatch(c.include, u) {
-		return false
-	}
-	return !anyMatch(c.exclude, u)
-}
-
-func anyMatch(res []*regexp.Regexp, s string) bool {
-	for _, re := range res {
-		if re.MatchString(s) {
-			return true
-		}
-	}
-	return false
-}
-
-// repeatedSegments returns how often the most frequent path segment occurs:
-// /a/a/a/ is a loop of relative links, not a site.
-func repeatedSegments(u string) int {
-	p, err := url.Parse(u)
-	if err != nil {
-		return 0
-	}
-	seen := map[string]int{}
-	most := 0
-	for _, s := range strings.Split(p.Path, "/") {
-		if s == "" {
-			continue
-		}
-		seen[s]++
-		most = max(most, seen[s])
-	}
-	return most
-}
-
 // addURL puts a discovered URL in the frontier; c.mu held.
 func (c *Crawler) addURL(u string, depth int, now time.Time) {
 	if !c.admit(u, depth) {
@@ -298,12 +100,6 @@ func (c *Crawler) addURL(u string, depth int, now time.Time) {
 		c.f.enqueue(c.f.host(hostKey(u)), st)
 		c.save(st)
 	}
-}
-
-// save queues a copy of st for the persister; c.mu held.
-func (c *Crawler) save(st *URLState) {
-	cp := *st
-	c.persist <- persistItem{state: &cp}
 }
 
 func (c *Crawler) signal() {
@@ -384,16 +180,6 @@ func (c *Crawler) Stop() error {
 
 // Ready receives a value when a poll has ended, so a host may be due again.
 func (c *Crawler) Ready() <-chan struct{} { return c.wake }
-
-// Delegate replaces the URL prefixes that are left to peers: a cooperating
-// peer merges the events of its peers' special sets instead of polling them
-// (thesis section 3.2). URLs under them stay in the frontier and are looked
-// at again after RevisitMin, so polling resumes if the peer goes away.
-func (c *Crawler) Delegate(prefixes []string) {
-	c.mu.Lock()
-	c.delegated = append([]string(nil), prefixes...)
-	c.mu.Unlock()
-}
 
 // Poll is one network operation of the crawler: a request to the most due
 // host whose delay has passed (its robots.txt when that is due, else its
@@ -517,15 +303,6 @@ func (c *Crawler) serveHost(ctx context.Context, h *host) PollResult {
 		Changed: changed, Event: ev, Bytes: res.Size, Cost: res.End.Sub(res.Start)}
 }
 
-func hasAnyPrefix(s string, prefixes []string) bool {
-	for _, p := range prefixes {
-		if strings.HasPrefix(s, p) {
-			return true
-		}
-	}
-	return false
-}
-
 // afterFetch records what a poll saw and schedules the URL and the host.
 func (c *Crawler) afterFetch(h *host, st *URLState, res *Result) (webevents.Event, bool) {
 	var prev *webevents.Event
@@ -597,98 +374,6 @@ func (c *Crawler) afterFetch(h *host, st *URLState, res *Result) (webevents.Even
 	}
 	c.f.release(h, notBefore)
 	return ev, changed
-}
-
-// delay is the pause after a request to h: the larger of the configured
-// floor, the robots.txt Crawl-delay (capped) and a multiple of how long the
-// last download took.
-func (c *Crawler) delay(h *host, took time.Duration) time.Duration {
-	d := c.cfg.MinDelay
-	if h.robots != nil {
-		d = max(d, min(h.robots.CrawlDelay, c.cfg.MaxCrawlDelay))
-	}
-	return max(d, time.Duration(c.cfg.DelayFactor*float64(took)))
-}
-
-// backoff grows exponentially with consecutive failures, and honours a
-// longer Retry-After.
-func (c *Crawler) backoff(h *host, retryAfter time.Duration) time.Duration {
-	b := c.cfg.BackoffBase
-	for i := 1; i < h.failures && b < c.cfg.BackoffMax; i++ {
-		b *= 2
-	}
-	return max(min(b, c.cfg.BackoffMax), min(retryAfter, 24*time.Hour))
-}
-
-func errorKind(r *Result) string {
-	switch {
-	case r.Err != nil && errors.Is(r.Err, ErrTooSlow):
-		return "slow"
-	case r.Err != nil && (errors.Is(r.Err, context.DeadlineExceeded) || isTimeout(r.Err)):
-		return "timeout"
-	case r.Err != nil:
-		return "network"
-	case r.Status == 429:
-		return "429"
-	case r.Status >= 500:
-		return "5xx"
-	case r.Status >= 400 && r.Status != 404 && r.Status != 410:
-		return "4xx"
-	}
-	return ""
-}
-
-func isTimeout(err error) bool {
-	var ne net.Error
-	return errors.As(err, &ne) && ne.Timeout()
-}
-
-// persister writes events and frontier states in batches: every 100 ms or
-// 512 items, and once more when the crawler stops.
-func (c *Crawler) persister() error {
-	var events []webevents.Event
-	states := map[string]URLState{}
-	var firstErr error
-	flush := func() {
-		if len(events) > 0 {
-			if err := c.store.Record(events); err != nil && firstErr == nil {
-				firstErr = fmt.Errorf("crawl: record events: %w", err)
-			}
-			events = events[:0]
-		}
-		if len(states) > 0 {
-			batch := make([]URLState, 0, len(states))
-			for _, s := range states {
-				batch = append(batch, s)
-			}
-			if err := c.fstore.SaveFrontier(batch); err != nil && firstErr == nil {
-				firstErr = fmt.Errorf("crawl: save frontier: %w", err)
-			}
-			clear(states)
-		}
-	}
-	tick := time.NewTicker(100 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		select {
-		case it, ok := <-c.persist:
-			if !ok {
-				flush()
-				return firstErr
-			}
-			if it.event != nil {
-				events = append(events, *it.event)
-			}
-			if it.state != nil {
-				states[it.state.URL] = *it.state
-			}
-			if len(events)+len(states) >= 512 {
-				flush()
-			}
-		case <-tick.C:
-			flush()
-		}
-	}
 }
 
 // Stats returns the counters so far.

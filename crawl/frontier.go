@@ -18,6 +18,8 @@ type URLState struct {
 	ETag     string        `json:"e,omitempty"` // validators for conditional requests
 	LastMod  string        `json:"m,omitempty"`
 	Excluded bool          `json:"x,omitempty"` // disallowed by robots.txt when last checked; asked again when it expires
+
+	qi int // 1 + position in its host's queue; 0 when not queued (being polled, gone)
 }
 
 // host is one host's queue and politeness state. Times are absolute.
@@ -187,6 +189,18 @@ func (f *frontier) reschedule(h *host, st *URLState) {
 	}
 }
 
+// setDue moves a URL to a new due time, within its host's queue when it
+// is queued; a URL being polled just carries the time.
+func (f *frontier) setDue(st *URLState, due time.Time) {
+	st.Due = due
+	if st.qi == 0 {
+		return
+	}
+	h := f.hosts[hostKey(st.URL)]
+	heap.Fix(&h.queue, st.qi-1)
+	f.placeHost(h)
+}
+
 // urlHeap orders a host's URLs by due time, then depth.
 type urlHeap []*URLState
 
@@ -197,13 +211,21 @@ func (q urlHeap) Less(i, j int) bool {
 	}
 	return q[i].Depth < q[j].Depth
 }
-func (q urlHeap) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
-func (q *urlHeap) Push(x any)   { *q = append(*q, x.(*URLState)) }
+func (q urlHeap) Swap(i, j int) {
+	q[i], q[j] = q[j], q[i]
+	q[i].qi, q[j].qi = i+1, j+1
+}
+func (q *urlHeap) Push(x any) {
+	st := x.(*URLState)
+	st.qi = len(*q) + 1
+	*q = append(*q, st)
+}
 func (q *urlHeap) Pop() any {
 	old := *q
 	x := old[len(old)-1]
 	old[len(old)-1] = nil
 	*q = old[:len(old)-1]
+	x.qi = 0
 	return x
 }
 

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/cocrawl/cocrawl/webevents"
 )
@@ -83,4 +84,63 @@ func (m *MemFrontier) SaveFrontier(states []URLState) error {
 		m.m[s.URL] = s
 	}
 	return nil
+}
+
+type persistItem struct {
+	event *webevents.Event
+	state *URLState
+}
+
+// save queues a copy of st for the persister; c.mu held.
+func (c *Crawler) save(st *URLState) {
+	cp := *st
+	c.persist <- persistItem{state: &cp}
+}
+
+// persister writes events and frontier states in batches: every 100 ms or
+// 512 items, and once more when the crawler stops.
+func (c *Crawler) persister() error {
+	var events []webevents.Event
+	states := map[string]URLState{}
+	var firstErr error
+	flush := func() {
+		if len(events) > 0 {
+			if err := c.store.Record(events); err != nil && firstErr == nil {
+				firstErr = fmt.Errorf("crawl: record events: %w", err)
+			}
+			events = events[:0]
+		}
+		if len(states) > 0 {
+			batch := make([]URLState, 0, len(states))
+			for _, s := range states {
+				batch = append(batch, s)
+			}
+			if err := c.fstore.SaveFrontier(batch); err != nil && firstErr == nil {
+				firstErr = fmt.Errorf("crawl: save frontier: %w", err)
+			}
+			clear(states)
+		}
+	}
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case it, ok := <-c.persist:
+			if !ok {
+				flush()
+				return firstErr
+			}
+			if it.event != nil {
+				events = append(events, *it.event)
+			}
+			if it.state != nil {
+				states[it.state.URL] = *it.state
+			}
+			if len(events)+len(states) >= 512 {
+				flush()
+			}
+		case <-tick.C:
+			flush()
+		}
+	}
 }

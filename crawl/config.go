@@ -1,0 +1,111 @@
+package crawl
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/cocrawl/cocrawl/webevents"
+)
+
+// Store is what the crawler needs of a peer's web-event store.
+type Store interface {
+	Get(url string) (webevents.Event, bool, error)
+	Record(events []webevents.Event) error
+}
+
+// Config configures a Crawler. Zero fields take the defaults named, which
+// are polite for the real web.
+type Config struct {
+	Seeds []string
+	CID   string // "host:port Moniker" written in every event; required
+	Agent string // robots.txt product token; default "cocrawl"
+	Fetch FetchConfig
+
+	Workers       int           // fetches in flight across hosts; default 8
+	MinDelay      time.Duration // per-host delay floor; default 1 s; 0 allowed with DelaySet
+	DelaySet      bool          // MinDelay was set explicitly (so 0 means 0)
+	MaxCrawlDelay time.Duration // cap on robots.txt Crawl-delay; default 30 s
+	DelayFactor   float64       // delay at least this times the last download time; default 2
+	BackoffBase   time.Duration // first backoff after 429/5xx/errors; default 30 s
+	BackoffMax    time.Duration // default 1 h
+	RobotsTTL     time.Duration // how long a robots.txt is cached; default (and at most) 24 h
+	RobotsRetry   time.Duration // retry after a 5xx robots.txt; default 10 min
+
+	RevisitMin time.Duration // adaptive revisit interval bounds; default 1 h
+	RevisitMax time.Duration // default 30 days
+
+	// Scope: "host" (the seeds' hosts, default), "domain" (their registrable
+	// domains) or "all"; Include and Exclude are regular expressions that a
+	// URL must match (when Include is set) and must not match.
+	Scope   string
+	Include []string
+	Exclude []string
+
+	// Traps (Castillo, chapter 5 and appendix A): depth from a seed for
+	// static and dynamic (with a query) pages, URLs per host, URL length,
+	// and a limit on a path segment repeated.
+	MaxStaticDepth  int // default 15
+	MaxDynamicDepth int // default 5
+	MaxURLsPerHost  int // default 100,000
+	MaxURLLength    int // default 2,048
+	MaxSegmentRepet int // default 3
+
+	Logger *slog.Logger
+}
+
+func (c *Config) defaults() error {
+	if c.CID == "" {
+		return errors.New("crawl: a CID (\"host:port Moniker\") is required")
+	}
+	if c.Agent == "" {
+		c.Agent = "cocrawl"
+	}
+	def := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	if !c.DelaySet {
+		def(&c.MinDelay, time.Second)
+	}
+	def(&c.MaxCrawlDelay, 30*time.Second)
+	def(&c.BackoffBase, 30*time.Second)
+	def(&c.BackoffMax, time.Hour)
+	def(&c.RobotsRetry, 10*time.Minute)
+	def(&c.RevisitMin, time.Hour)
+	def(&c.RevisitMax, 30*24*time.Hour)
+	if c.RobotsTTL <= 0 || c.RobotsTTL > 24*time.Hour {
+		c.RobotsTTL = 24 * time.Hour
+	}
+	if c.RevisitMax < c.RevisitMin {
+		return fmt.Errorf("crawl: revisit max %v is below revisit min %v", c.RevisitMax, c.RevisitMin)
+	}
+	if c.Workers <= 0 {
+		c.Workers = 8
+	}
+	if c.DelayFactor <= 0 {
+		c.DelayFactor = 2
+	}
+	ints := []struct {
+		p *int
+		v int
+	}{{&c.MaxStaticDepth, 15}, {&c.MaxDynamicDepth, 5}, {&c.MaxURLsPerHost, 100000}, {&c.MaxURLLength, 2048}, {&c.MaxSegmentRepet, 3}}
+	for _, x := range ints {
+		if *x.p <= 0 {
+			*x.p = x.v
+		}
+	}
+	switch c.Scope {
+	case "":
+		c.Scope = "host"
+	case "host", "domain", "all":
+	default:
+		return fmt.Errorf("crawl: scope %q is not host, domain or all", c.Scope)
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	return nil
+}

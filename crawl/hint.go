@@ -1,0 +1,87 @@
+package crawl
+
+import (
+	"time"
+)
+
+// Hint is what the frontier learns about a URL from outside its own polls
+// and the links of its pages: a record merged from a peer, a sitemap or
+// feed entry, a publisher's notice. Crawler.Hint is the frontier's one door
+// for such knowledge, so every source feeds the same schedule.
+type Hint struct {
+	URL string
+	// Seen is when someone else polled the URL and saw its current state
+	// (a merged record's lpd). The next poll is then due a revisit
+	// interval from Seen, as if this crawler had polled it; zero: unknown.
+	Seen time.Time
+	// Changed is when the page is said to have changed (a sitemap's
+	// lastmod). Later than this crawler's last look, it makes the URL due
+	// now; zero: unknown.
+	Changed time.Time
+}
+
+// Hint tells the frontier about a URL. A URL it does not know joins it when
+// the scope and trap rules admit it (as a seed would: depth 0). Hints only
+// move due times: robots.txt, politeness and what is left to peers still
+// decide when a request is sent. Times after now count as now, so a hint
+// cannot put a URL off beyond one revisit interval. It reports whether
+// the URL is in the frontier.
+func (c *Crawler) Hint(h Hint) bool {
+	u, err := Normalize(nil, h.URL)
+	if err != nil {
+		c.skipped.Add(1)
+		return false
+	}
+	now := time.Now()
+	seen, changed := earlier(h.Seen, now), earlier(h.Changed, now)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st := c.f.urls[u]
+	if st == nil {
+		c.addURL(u, 0, now)
+		if st = c.f.urls[u]; st == nil {
+			return false
+		}
+	}
+	if st.Gone {
+		if changed.IsZero() {
+			return true
+		}
+		// Said to have changed since it was deleted: look again now.
+		st.Gone = false
+		st.Due = now
+		c.f.enqueue(c.f.host(hostKey(u)), st)
+		c.save(st)
+		c.signal()
+		return true
+	}
+	due := st.Due
+	if !seen.IsZero() {
+		due = later(due, seen.Add(st.Interval))
+	}
+	if !changed.IsZero() && changed.After(c.lastLook(st)) {
+		due = now
+	}
+	if !due.Equal(st.Due) {
+		c.f.setDue(st, due)
+		c.save(st)
+		c.signal()
+	}
+	return true
+}
+
+// lastLook is when the URL's state was last known to this crawler: a
+// revisit interval before it is due, or never for a URL never polled.
+func (c *Crawler) lastLook(st *URLState) time.Time {
+	if st.Polls == 0 && st.Due.Before(time.Now()) {
+		return time.Time{}
+	}
+	return st.Due.Add(-st.Interval)
+}
+
+func earlier(t, now time.Time) time.Time {
+	if t.After(now) {
+		return now
+	}
+	return t
+}

@@ -1,0 +1,114 @@
+package crawl
+
+import (
+	"net/url"
+	"regexp"
+	"strings"
+
+	"golang.org/x/net/publicsuffix"
+)
+
+// ExcludePrefix stops the crawler from polling URLs that start with p: a
+// known peer's share repository (spec section 10).
+func (c *Crawler) ExcludePrefix(p string) {
+	c.mu.Lock()
+	c.excluded = append(c.excluded, p)
+	c.mu.Unlock()
+}
+
+func (c *Crawler) scopeKey(u string) string {
+	p, err := url.Parse(u)
+	if err != nil {
+		return ""
+	}
+	switch c.cfg.Scope {
+	case "domain":
+		if d, err := publicsuffix.EffectiveTLDPlusOne(p.Hostname()); err == nil {
+			return d
+		}
+		return p.Hostname()
+	case "all":
+		return ""
+	}
+	return p.Host
+}
+
+// admit applies scope, share-file and trap rules to a normalised URL at
+// depth; it is called with c.mu held.
+func (c *Crawler) admit(u string, depth int) bool {
+	if len(u) > c.cfg.MaxURLLength {
+		return false
+	}
+	if c.cfg.Scope != "all" && !c.scope[c.scopeKey(u)] {
+		return false
+	}
+	if strings.HasSuffix(u, "/robots.shr") || strings.HasSuffix(u, "/robots.txt") {
+		return false // share-control and robots files make no web-events
+	}
+	for _, p := range c.excluded {
+		if strings.HasPrefix(u, p) {
+			return false
+		}
+	}
+	dynamic := strings.Contains(u, "?")
+	if depth > c.cfg.MaxStaticDepth || dynamic && depth > c.cfg.MaxDynamicDepth {
+		return false
+	}
+	if repeatedSegments(u) > c.cfg.MaxSegmentRepet {
+		return false
+	}
+	if h := c.f.hosts[hostKey(u)]; h != nil && h.known >= c.cfg.MaxURLsPerHost {
+		return false
+	}
+	if len(c.include) > 0 && !anyMatch(c.include, u) {
+		return false
+	}
+	return !anyMatch(c.exclude, u)
+}
+
+func anyMatch(res []*regexp.Regexp, s string) bool {
+	for _, re := range res {
+		if re.MatchString(s) {
+			return true
+		}
+	}
+	return false
+}
+
+// repeatedSegments returns how often the most frequent path segment occurs:
+// /a/a/a/ is a loop of relative links, not a site.
+func repeatedSegments(u string) int {
+	p, err := url.Parse(u)
+	if err != nil {
+		return 0
+	}
+	seen := map[string]int{}
+	most := 0
+	for _, s := range strings.Split(p.Path, "/") {
+		if s == "" {
+			continue
+		}
+		seen[s]++
+		most = max(most, seen[s])
+	}
+	return most
+}
+
+// Delegate replaces the URL prefixes that are left to peers: a cooperating
+// peer merges the events of its peers' special sets instead of polling them
+// (thesis section 3.2). URLs under them stay in the frontier and are looked
+// at again after RevisitMin, so polling resumes if the peer goes away.
+func (c *Crawler) Delegate(prefixes []string) {
+	c.mu.Lock()
+	c.delegated = append([]string(nil), prefixes...)
+	c.mu.Unlock()
+}
+
+func hasAnyPrefix(s string, prefixes []string) bool {
+	for _, p := range prefixes {
+		if strings.HasPrefix(s, p) {
+			return true
+		}
+	}
+	return false
+}
