@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/cocrawl/cocrawl/internal/chart"
 )
 
 // PeerRow is one peer's figures at the end of a run.
@@ -136,53 +138,28 @@ func (r *Report) Write(dir string) error {
 // svg draws freshness over time for both groups: coverage solid, cache
 // freshness dashed.
 func (r *Report) svg() string {
-	const W, H, left, right, top, bottom = 760.0, 420.0, 60.0, 190.0, 40.0, 50.0
-	pw, ph := W-left-right, H-top-bottom
-	tmax := 1.0
-	if n := len(r.Series); n > 0 {
-		tmax = max(tmax, r.Series[n-1].T.Seconds())
+	c := &chart.Chart{
+		Title:  fmt.Sprintf("Freshness over time: %d cooperating vs %d polling-only peers, %.0f requests/s each", r.Config.Peers, r.Config.Peers, r.Config.Budget),
+		XLabel: "time since start (s)",
+		YLabel: "freshness",
+		YMax:   1,
+		Note:   fmt.Sprintf("ratio %.2fx", r.Ratio),
 	}
-	x := func(t float64) float64 { return left + pw*t/tmax }
-	y := func(v float64) float64 { return top + ph*(1-v) }
-	var b strings.Builder
-	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" viewBox="0 0 %.0f %.0f" font-family="sans-serif" font-size="12">`+"\n", W, H, W, H)
-	fmt.Fprintf(&b, `<rect width="100%%" height="100%%" fill="white"/>`+"\n")
-	fmt.Fprintf(&b, `<text x="%.0f" y="22" font-size="15">Freshness over time: %d cooperating vs %d polling-only peers, %.0f requests/s each</text>`+"\n",
-		left, r.Config.Peers, r.Config.Peers, r.Config.Budget)
-	for i := 0; i <= 5; i++ {
-		v := float64(i) / 5
-		fmt.Fprintf(&b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#e5e7eb"/><text x="%.1f" y="%.1f" text-anchor="end">%.1f</text>`+"\n",
-			left, y(v), left+pw, y(v), left-6, y(v)+4, v)
-	}
-	for i := 0; i <= 6; i++ {
-		t := tmax * float64(i) / 6
-		fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" text-anchor="middle">%.0f s</text>`+"\n", x(t), top+ph+18, t)
-	}
-	fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" text-anchor="middle">time since start</text>`+"\n", left+pw/2, H-8)
-	series := []struct {
-		group, label, color, dash string
-		idx                       int
+	for _, s := range []struct {
+		group, label, color string
+		idx                 int
 	}{
-		{Coop, "cooperating, coverage", "#2563eb", "", 0},
-		{Coop, "cooperating, cache", "#2563eb", "6 4", 1},
-		{Poll, "polling-only, coverage", "#d97706", "", 0},
-		{Poll, "polling-only, cache", "#d97706", "6 4", 1},
-	}
-	for i, s := range series {
-		var pts []string
+		{Coop, "cooperating, coverage", "#2563eb", 0},
+		{Coop, "cooperating, cache", "#2563eb", 1},
+		{Poll, "polling-only, coverage", "#d97706", 0},
+		{Poll, "polling-only, cache", "#d97706", 1},
+	} {
+		line := chart.Series{Name: s.label, Color: s.color, Dashed: s.idx == 1}
 		for _, pt := range r.Series {
-			pts = append(pts, fmt.Sprintf("%.1f,%.1f", x(pt.T.Seconds()), y(pt.Group[s.group][s.idx])))
+			line.X = append(line.X, pt.T.Seconds())
+			line.Y = append(line.Y, pt.Group[s.group][s.idx])
 		}
-		dash := ""
-		if s.dash != "" {
-			dash = fmt.Sprintf(` stroke-dasharray="%s"`, s.dash)
-		}
-		fmt.Fprintf(&b, `<polyline fill="none" stroke="%s" stroke-width="2"%s points="%s"/>`+"\n", s.color, dash, strings.Join(pts, " "))
-		ly := top + 10 + float64(i)*20
-		fmt.Fprintf(&b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s" stroke-width="2"%s/><text x="%.1f" y="%.1f">%s</text>`+"\n",
-			left+pw+12, ly, left+pw+36, ly, s.color, dash, left+pw+42, ly+4, s.label)
+		c.Series = append(c.Series, line)
 	}
-	fmt.Fprintf(&b, `<text x="%.1f" y="%.1f">ratio %.2fx</text>`+"\n", left+pw+12, top+100, r.Ratio)
-	b.WriteString("</svg>\n")
-	return b.String()
+	return c.SVG()
 }

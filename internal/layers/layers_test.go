@@ -21,11 +21,12 @@ var allowed = map[string][]string{
 	"peer/rho":            {},
 	"internal/netguard":   {},
 	"internal/testweb":    {},
+	"internal/chart":      {},
 	"protocol":            {"webevents", "internal/netguard"},
 	"crawl":               {"webevents", "internal/netguard"},
 	"peer":                {"webevents", "protocol", "crawl", "peer/rho", "internal/netguard"},
-	"sim":                 {"peer/rho"},
-	"internal/demo":       {"webevents", "protocol", "crawl", "peer", "peer/rho", "internal/netguard", "internal/testweb"},
+	"sim":                 {"peer/rho", "internal/chart"},
+	"internal/demo":       {"internal/chart", "webevents", "protocol", "crawl", "peer", "peer/rho", "internal/netguard", "internal/testweb"},
 }
 
 // onlyIn names outside modules that only some packages may import.
