@@ -1,7 +1,6 @@
 package crawl
 
 import (
-	"encoding/json"
 	"fmt"
 	"sync"
 	"time"
@@ -17,41 +16,18 @@ type FrontierStore interface {
 	SaveFrontier(states []URLState) error
 }
 
-// keyValues is what a stored frontier needs of a table in the peer's store
-// (a *webevents.Table): it reaches only the frontier's own keys.
-type keyValues interface {
-	Each(fn func(key string, value []byte) error) error
-	Put(entries ...webevents.Entry) error
+// StoredFrontier keeps the frontier in a table of the peer's store (a
+// *webevents.Table, which reaches only the frontier's keys), one JSON entry
+// per URL.
+type StoredFrontier struct{ Table webevents.KeyValues }
+
+func (f StoredFrontier) json() webevents.JSONTable[URLState] {
+	return webevents.JSONTable[URLState]{KV: f.Table, Key: func(s *URLState) string { return s.URL }}
 }
 
-// StoredFrontier keeps the frontier in a table of key values, one JSON
-// entry per URL.
-type StoredFrontier struct{ Table keyValues }
+func (f StoredFrontier) LoadFrontier(fn func(URLState) error) error { return f.json().Each(fn) }
 
-func (f StoredFrontier) LoadFrontier(fn func(URLState) error) error {
-	return f.Table.Each(func(key string, v []byte) error {
-		var s URLState
-		if err := json.Unmarshal(v, &s); err != nil {
-			return fmt.Errorf("crawl: frontier entry %q: %w", key, err)
-		}
-		return fn(s)
-	})
-}
-
-func (f StoredFrontier) SaveFrontier(states []URLState) error {
-	entries := make([]webevents.Entry, len(states))
-	for i := range states {
-		v, err := json.Marshal(&states[i])
-		if err != nil {
-			return err
-		}
-		entries[i] = webevents.Entry{Key: states[i].URL, Value: v}
-	}
-	if len(entries) == 0 {
-		return nil
-	}
-	return f.Table.Put(entries...)
-}
+func (f StoredFrontier) SaveFrontier(states []URLState) error { return f.json().Put(states...) }
 
 // MemFrontier is a FrontierStore in memory, for tests.
 type MemFrontier struct {

@@ -8,28 +8,20 @@ import (
 	"time"
 
 	"github.com/cocrawl/cocrawl/webevents"
+	"github.com/cocrawl/cocrawl/webevents/storetest"
 )
 
 // The FrontierStore contract, run against every implementation: one suite,
 // so the in-memory store the tests use cannot drift from the one peers run.
 func TestFrontierStores(t *testing.T) {
-	stores := []struct {
-		name string
-		open func(t *testing.T) FrontierStore
-	}{
-		{"memory", func(*testing.T) FrontierStore { return &MemFrontier{} }},
-		{"badger", func(t *testing.T) FrontierStore {
-			st, err := webevents.OpenBadger(t.TempDir(), webevents.BadgerOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { st.Close() })
-			return StoredFrontier{Table: st.Table(webevents.TableFrontier)}
-		}},
-	}
-	for _, s := range stores {
-		t.Run(s.name, func(t *testing.T) { testFrontierStore(t, s.open) })
-	}
+	t.Run("memory", func(t *testing.T) {
+		testFrontierStore(t, func(*testing.T) FrontierStore { return &MemFrontier{} })
+	})
+	t.Run("badger", func(t *testing.T) {
+		testFrontierStore(t, func(t *testing.T) FrontierStore {
+			return StoredFrontier{Table: storetest.OpenBadger(t).Table(webevents.TableFrontier)}
+		})
+	})
 }
 
 func testFrontierStore(t *testing.T, open func(t *testing.T) FrontierStore) {
@@ -55,20 +47,21 @@ func testFrontierStore(t *testing.T, open func(t *testing.T) FrontierStore) {
 			t.Errorf("saving nothing: %v", err)
 		}
 	})
-	t.Run("round trip", func(t *testing.T) {
+	saved := func(t *testing.T) FrontierStore {
 		st := open(t)
 		if err := st.SaveFrontier([]URLState{a, b}); err != nil {
 			t.Fatal(err)
 		}
+		return st
+	}
+	t.Run("round trip", func(t *testing.T) {
+		st := saved(t)
 		if got := load(t, st); !reflect.DeepEqual(got, []URLState{a, b}) {
 			t.Errorf("loaded %+v\nwant %+v", got, []URLState{a, b})
 		}
 	})
 	t.Run("replace", func(t *testing.T) {
-		st := open(t)
-		if err := st.SaveFrontier([]URLState{a, b}); err != nil {
-			t.Fatal(err)
-		}
+		st := saved(t)
 		a2 := a
 		a2.Polls, a2.Due = 4, due.Add(time.Hour)
 		if err := st.SaveFrontier([]URLState{a2}); err != nil {
@@ -79,10 +72,7 @@ func testFrontierStore(t *testing.T, open func(t *testing.T) FrontierStore) {
 		}
 	})
 	t.Run("callback error stops", func(t *testing.T) {
-		st := open(t)
-		if err := st.SaveFrontier([]URLState{a, b}); err != nil {
-			t.Fatal(err)
-		}
+		st := saved(t)
 		stop := errors.New("stop")
 		n := 0
 		err := st.LoadFrontier(func(URLState) error { n++; return stop })

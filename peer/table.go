@@ -1,8 +1,6 @@
 package peer
 
 import (
-	"encoding/json"
-	"fmt"
 	"sort"
 	"sync"
 	"time"
@@ -67,34 +65,18 @@ type PeerStore interface {
 	SavePeer(r Record) error
 }
 
-// keyValues is what the stored peer table needs of a table in the peer's
-// store (a *webevents.Table): it reaches only the peer table's keys.
-type keyValues interface {
-	Each(fn func(key string, value []byte) error) error
-	Put(entries ...webevents.Entry) error
+// StoredPeers keeps the peer table in a table of the peer's store (a
+// *webevents.Table, which reaches only the peer table's keys), one JSON
+// row per peer.
+type StoredPeers struct{ Table webevents.KeyValues }
+
+func (s StoredPeers) json() webevents.JSONTable[Record] {
+	return webevents.JSONTable[Record]{KV: s.Table, Key: func(r *Record) string { return r.URL }}
 }
 
-// StoredPeers keeps the peer table in a table of key values, one JSON row
-// per peer.
-type StoredPeers struct{ Table keyValues }
+func (s StoredPeers) LoadPeers(fn func(Record) error) error { return s.json().Each(fn) }
 
-func (s StoredPeers) LoadPeers(fn func(Record) error) error {
-	return s.Table.Each(func(key string, v []byte) error {
-		var r Record
-		if err := json.Unmarshal(v, &r); err != nil {
-			return fmt.Errorf("peer: stored row %q: %w", key, err)
-		}
-		return fn(r)
-	})
-}
-
-func (s StoredPeers) SavePeer(r Record) error {
-	v, err := json.Marshal(r)
-	if err != nil {
-		return err
-	}
-	return s.Table.Put(webevents.Entry{Key: r.URL, Value: v})
-}
+func (s StoredPeers) SavePeer(r Record) error { return s.json().Put(r) }
 
 // MemPeers keeps the peer table in memory, for tests.
 type MemPeers struct {

@@ -6,28 +6,17 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cocrawl/cocrawl/webevents"
+	"github.com/cocrawl/cocrawl/webevents/storetest"
 )
 
 // The PeerStore contract, run against every implementation.
 func TestPeerStores(t *testing.T) {
-	stores := []struct {
-		name string
-		open func(t *testing.T) PeerStore
-	}{
-		{"memory", func(*testing.T) PeerStore { return &MemPeers{} }},
-		{"badger", func(t *testing.T) PeerStore {
-			st, err := webevents.OpenBadger(t.TempDir(), webevents.BadgerOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { st.Close() })
-			return StoresIn(st).Peers
-		}},
-	}
-	for _, s := range stores {
-		t.Run(s.name, func(t *testing.T) { testPeerStore(t, s.open) })
-	}
+	t.Run("memory", func(t *testing.T) {
+		testPeerStore(t, func(*testing.T) PeerStore { return &MemPeers{} })
+	})
+	t.Run("badger", func(t *testing.T) {
+		testPeerStore(t, func(t *testing.T) PeerStore { return StoresIn(storetest.OpenBadger(t)).Peers })
+	})
 }
 
 func testPeerStore(t *testing.T, open func(t *testing.T) PeerStore) {
@@ -49,13 +38,17 @@ func testPeerStore(t *testing.T, open func(t *testing.T) PeerStore) {
 			t.Errorf("a new store holds %v", got)
 		}
 	})
-	t.Run("round trip and replace", func(t *testing.T) {
+	saved := func(t *testing.T) PeerStore {
 		st := open(t)
 		for _, r := range []Record{a, b} {
 			if err := st.SavePeer(r); err != nil {
 				t.Fatal(err)
 			}
 		}
+		return st
+	}
+	t.Run("round trip and replace", func(t *testing.T) {
+		st := saved(t)
 		a2 := a
 		a2.Merges, a2.Special = 4, nil
 		if err := st.SavePeer(a2); err != nil {
@@ -79,12 +72,7 @@ func testPeerStore(t *testing.T, open func(t *testing.T) PeerStore) {
 		}
 	})
 	t.Run("callback error stops", func(t *testing.T) {
-		st := open(t)
-		for _, r := range []Record{a, b} {
-			if err := st.SavePeer(r); err != nil {
-				t.Fatal(err)
-			}
-		}
+		st := saved(t)
 		stop := errors.New("stop")
 		n := 0
 		if err := st.LoadPeers(func(Record) error { n++; return stop }); !errors.Is(err, stop) || n != 1 {

@@ -24,31 +24,23 @@ type Metrics struct {
 
 // NewMetrics returns zeroed metrics.
 func NewMetrics() *Metrics {
+	vec := func(name, help string, labels ...string) *prometheus.CounterVec {
+		return prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, labels)
+	}
+	one := func(name, help string) prometheus.Counter {
+		return prometheus.NewCounter(prometheus.CounterOpts{Name: name, Help: help})
+	}
 	return &Metrics{
-		badInput: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "cocrawl_protocol_bad_input_total",
-			Help: "Records or files rejected while decoding, by file kind (dat, shr) and reason.",
-		}, []string{"file", "reason"}),
-		served: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "cocrawl_share_requests_total",
-			Help: "Requests to the share repository, by resource (shr, dat, robots, other) and status code.",
-		}, []string{"resource", "code"}),
-		servedBytes: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "cocrawl_share_sent_bytes_total",
-			Help: "Day-file bytes sent, before compression.",
-		}),
-		fetches: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "cocrawl_merge_fetches_total",
-			Help: "Day-file and robots.shr fetches of the merge client, by outcome.",
-		}, []string{"outcome"}),
-		mergeBytes: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "cocrawl_merge_received_bytes_total",
-			Help: "Bytes received by the merge client, as they came over the wire.",
-		}),
-		mergeEvents: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "cocrawl_merge_events_total",
-			Help: "Merged records by resolution outcome (accept, restate, ignore, violation).",
-		}, []string{"action"}),
+		badInput: vec("cocrawl_protocol_bad_input_total",
+			"Records or files rejected while decoding, by file kind (dat, shr) and reason.", "file", "reason"),
+		served: vec("cocrawl_share_requests_total",
+			"Requests to the share repository, by resource (shr, dat, robots, other) and status code.", "resource", "code"),
+		servedBytes: one("cocrawl_share_sent_bytes_total", "Day-file bytes sent, before compression."),
+		fetches: vec("cocrawl_merge_fetches_total",
+			"Day-file and robots.shr fetches of the merge client, by outcome.", "outcome"),
+		mergeBytes: one("cocrawl_merge_received_bytes_total", "Bytes received by the merge client, as they came over the wire."),
+		mergeEvents: vec("cocrawl_merge_events_total",
+			"Merged records by resolution outcome (accept, restate, ignore, violation).", "action"),
 	}
 }
 

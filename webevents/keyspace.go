@@ -2,6 +2,7 @@ package webevents
 
 import (
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
 
 	"github.com/dgraph-io/badger/v4"
@@ -129,4 +130,44 @@ func (t *Table) Put(entries ...Entry) error {
 		}
 	}
 	return wb.Flush()
+}
+
+// KeyValues is what a JSONTable needs of a table: a *Table, or a stand-in.
+type KeyValues interface {
+	Each(fn func(key string, value []byte) error) error
+	Put(entries ...Entry) error
+}
+
+// JSONTable keeps values of type T as JSON in a table, one per key: the
+// encoding of the frontier and the peer table. Key names a value's key.
+type JSONTable[T any] struct {
+	KV  KeyValues
+	Key func(*T) string
+}
+
+// Each calls fn with every value, in key order.
+func (j JSONTable[T]) Each(fn func(T) error) error {
+	return j.KV.Each(func(key string, v []byte) error {
+		var x T
+		if err := json.Unmarshal(v, &x); err != nil {
+			return fmt.Errorf("webevents: entry %q: %w", key, err)
+		}
+		return fn(x)
+	})
+}
+
+// Put writes values, replacing older ones under the same keys.
+func (j JSONTable[T]) Put(values ...T) error {
+	if len(values) == 0 {
+		return nil
+	}
+	entries := make([]Entry, len(values))
+	for i := range values {
+		v, err := json.Marshal(&values[i])
+		if err != nil {
+			return err
+		}
+		entries[i] = Entry{Key: j.Key(&values[i]), Value: v}
+	}
+	return j.KV.Put(entries...)
 }

@@ -18,12 +18,18 @@ func TestKeyspacePrefixesDisjoint(t *testing.T) {
 	}
 }
 
-func TestTableStaysInItsPrefix(t *testing.T) {
+func openInMemory(t *testing.T) *BadgerStore {
+	t.Helper()
 	s, err := OpenBadger("", BadgerOptions{InMemory: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func TestTableStaysInItsPrefix(t *testing.T) {
+	s := openInMemory(t)
 	now := time.Now().Unix()
 	f, p := s.Table(TableFrontier), s.Table(TablePeers)
 	if err := f.Put(Entry{"http://a/", []byte("1")}, Entry{"http://b/", []byte("2")}); err != nil {
@@ -50,11 +56,7 @@ func TestTableStaysInItsPrefix(t *testing.T) {
 }
 
 func TestTableUndeclaredPanics(t *testing.T) {
-	s, err := OpenBadger("", BadgerOptions{InMemory: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openInMemory(t)
 	defer func() {
 		if recover() == nil {
 			t.Error("Table of an undeclared name did not panic")

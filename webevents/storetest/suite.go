@@ -20,6 +20,19 @@ func Ev(p string, s webevents.Stat, lmd int64, cid string, dayOff int64) webeven
 	return webevents.Event{URL: "http://site.example/" + p, Size: 100, LMD: lmd, LPD: lpd, CID: cid, Stat: s}
 }
 
+// OpenBadger opens a Badger store in a temporary folder for the test and
+// closes it when the test ends: the store the other packages' suites
+// (frontier, peer table) run their tables on.
+func OpenBadger(t *testing.T) *webevents.BadgerStore {
+	t.Helper()
+	st, err := webevents.OpenBadger(t.TempDir(), webevents.BadgerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
 // Run runs every conformance test against stores made by open.
 func Run(t *testing.T, open func(t *testing.T) webevents.Store) {
 	tests := []struct {
