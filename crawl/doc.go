@@ -15,6 +15,15 @@
 // it did not. Events and frontier states are written in batches, so a
 // restarted crawler resumes from its stored frontier.
 //
+// Knowledge from outside its own polls and links (records merged from
+// peers, sitemaps, feeds) enters through one door, Crawler.Hint: a URL in
+// scope joins the frontier, someone else's poll counts as a visit, a
+// reported change makes the URL due. Robots.txt, politeness and scope stay
+// in charge. The files follow the concerns: config.go, scope.go (scope and
+// trap rules), politeness.go, fetch.go, robots.go, detect.go, links.go,
+// frontier.go, hint.go, persist.go, errorkinds.go; crawler.go holds the
+// life cycle and the poll.
+//
 // The crawler never records events for robots.txt, robots.shr, or URLs
 // under a prefix given to ExcludePrefix (peers' share repositories).
 package crawl
