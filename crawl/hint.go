@@ -25,7 +25,7 @@ type Hint struct {
 // move due times: robots.txt, politeness and what is left to peers still
 // decide when a request is sent. Times after now count as now, so a hint
 // cannot put a URL off beyond one revisit interval. It reports whether
-// the URL is in the frontier.
+// the URL is in the frontier. Call it between Start and Stop, as Poll.
 func (c *Crawler) Hint(h Hint) bool {
 	u, err := Normalize(nil, h.URL)
 	if err != nil {
