@@ -237,13 +237,11 @@ var errChunkDone = errors.New("protocol: chunk read")
 // or the end of the file, in one read transaction.
 func (d *dayReader) fill() error {
 	d.buf, d.bufAt = d.buf[:0], -1
-	var rec []byte
 	err := d.store.ReadDay(d.day, d.pos, func(off int64, e webevents.Event) error {
 		if d.bufAt < 0 {
 			d.bufAt = off
 		}
-		rec = webevents.AppendRecord(rec[:0], &e)
-		d.buf = append(d.buf, rec...)
+		d.buf = webevents.AppendRecord(d.buf, &e)
 		if len(d.buf) >= dayChunk || d.bufAt+int64(len(d.buf)) >= d.size {
 			return errChunkDone
 		}
