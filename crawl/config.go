@@ -36,6 +36,20 @@ type Config struct {
 	RevisitMin time.Duration // adaptive revisit interval bounds; default 1 h
 	RevisitMax time.Duration // default 30 days
 
+	// Spread gives the crawler its own order: every revisit is put off by
+	// a share of Spread that a hash of the URL and a salt drawn by this
+	// crawler decides. Peers that learn each other's polls through merges
+	// (Hint) then interleave instead of polling the same URLs in the same
+	// order: each URL settles on the peer that reaches it first. Make it a
+	// few times the time a poll takes to reach the other peers; 0 (a lone
+	// crawler) keeps the plain order.
+	Spread time.Duration
+	// Confirm records a poll that saw no change as a confirmation: the
+	// state held, with this poll's lpd. Peers that merge it count it as a
+	// visit, so a community polls an unchanged page once per interval, not
+	// once per peer. A crawler that does not share has no use for it.
+	Confirm bool
+
 	// Scope: "host" (the seeds' hosts, default), "domain" (their registrable
 	// domains) or "all"; Include and Exclude are regular expressions that a
 	// URL must match (when Include is set) and must not match.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
+	"net/http"
 	"regexp"
 	"sync"
 	"sync/atomic"
@@ -15,6 +17,8 @@ import (
 // Stats counts what a crawler did. Read it with Crawler.Stats.
 type Stats struct {
 	Polls, NotModified, Created, Updated, Deleted int64
+	Confirmed                                     int64 // polls that saw no change, recorded as confirmations (Config.Confirm)
+	Hinted                                        int64 // hints that counted as a visit (a peer's poll)
 	Errors                                        map[string]int64 // by kind: network, timeout, 4xx, 5xx, 429, slow
 	RobotsExcluded, RobotsFetches                 int64
 	Discovered, Skipped                           int64 // URLs added, links refused by scope or trap rules
@@ -43,7 +47,9 @@ type Crawler struct {
 	persist     chan persistItem
 	persistDone chan error
 
+	salt                                          uint64 // this crawler's own order (Config.Spread)
 	polls, notModified, created, updated, deleted atomic.Int64
+	confirmed, hinted                             atomic.Int64
 	robotsExcluded, robotsFetches                 atomic.Int64
 	discovered, skipped, delegatedSkips           atomic.Int64
 	errMu                                         sync.Mutex
@@ -56,7 +62,8 @@ func New(cfg Config, store Store, fs FrontierStore) (*Crawler, error) {
 		return nil, err
 	}
 	c := &Crawler{cfg: cfg, store: store, fstore: fs, fetcher: NewFetcher(cfg.Fetch), f: newFrontier(),
-		wake: make(chan struct{}, 1), persist: make(chan persistItem, 4096), errs: map[string]int64{}, scope: map[string]bool{}}
+		wake: make(chan struct{}, 1), persist: make(chan persistItem, 4096), errs: map[string]int64{}, scope: map[string]bool{},
+		salt: rand.Uint64()}
 	for _, p := range cfg.Include {
 		re, err := regexp.Compile(p)
 		if err != nil {
@@ -87,7 +94,13 @@ func (c *Crawler) addURL(u string, depth int, now time.Time) {
 		c.skipped.Add(1)
 		return
 	}
-	st, isNew := c.f.add(URLState{URL: u, Depth: depth, Due: now, Interval: c.cfg.RevisitMin})
+	due := now
+	if depth > 0 {
+		// Links found on the same page would be polled in the same order
+		// by every peer; a quarter of the spread is enough to differ.
+		due = due.Add(c.offset(u) / 4)
+	}
+	st, isNew := c.f.add(URLState{URL: u, Depth: depth, Due: due, Interval: c.cfg.RevisitMin})
 	if isNew {
 		c.discovered.Add(1)
 		c.save(st)
@@ -213,6 +226,11 @@ type PollResult struct {
 	Event     webevents.Event
 	Bytes     int64 // body bytes received
 	Cost      time.Duration
+	// What the response said of the page, for a caller that checks a
+	// claim against it (a spot-check of a peer's record).
+	LastModified time.Time
+	ETag, Digest string
+	Checked      bool // the poll was asked for by Recheck
 }
 
 func (c *Crawler) worker(ctx context.Context) {
@@ -296,11 +314,18 @@ func (c *Crawler) serveHost(ctx context.Context, h *host) PollResult {
 		c.mu.Unlock()
 		return PollResult{}
 	}
-	res := c.fetcher.Fetch(ctx, st.URL, st.NotHTML && st.Polls > 0, st.ETag, st.LastMod)
+	checked := st.checking
+	etag, lastMod := st.ETag, st.LastMod
+	if checked {
+		// A check wants the page's own validators, never a 304.
+		etag, lastMod = "", ""
+	}
+	res := c.fetcher.Fetch(ctx, st.URL, st.NotHTML && st.Polls > 0, etag, lastMod)
 	c.polls.Add(1)
 	ev, changed := c.afterFetch(h, st, &res)
 	return PollResult{Requested: true, URL: st.URL, Status: res.Status, ErrKind: errorKind(&res),
-		Changed: changed, Event: ev, Bytes: res.Size, Cost: res.End.Sub(res.Start)}
+		Changed: changed, Event: ev, Bytes: res.Size, Cost: res.End.Sub(res.Start),
+		LastModified: res.LastModified, ETag: res.ETag, Digest: res.Digest, Checked: checked}
 }
 
 // afterFetch records what a poll saw and schedules the URL and the host.
@@ -309,7 +334,13 @@ func (c *Crawler) afterFetch(h *host, st *URLState, res *Result) (webevents.Even
 	if e, ok, err := c.store.Get(st.URL); err == nil && ok {
 		prev = &e
 	}
-	ev, changed := Detect(st.URL, prev, res, res.End, c.cfg.CID)
+	seen := res
+	if res.Status == 304 && prev != nil && prev.From != "" {
+		// Unchanged since this crawler's own last fetch, whose validators
+		// it sent: that is the page to hold a peer's claim against.
+		seen = ownView(res, st, prev)
+	}
+	ev, changed := Detect(st.URL, prev, seen, res.End, c.cfg.CID)
 	if changed {
 		switch ev.Stat {
 		case webevents.Create:
@@ -320,6 +351,11 @@ func (c *Crawler) afterFetch(h *host, st *URLState, res *Result) (webevents.Even
 			c.deleted.Add(1)
 		}
 		c.persist <- persistItem{event: &ev}
+	} else if prev != nil && c.cfg.Confirm && (res.Status == 200 || res.Status == 304) {
+		c.confirmed.Add(1)
+		conf := *prev
+		conf.LPD, conf.From = res.End.Unix(), ""
+		c.persist <- persistItem{event: &conf}
 	}
 	kind := errorKind(res)
 	if kind != "" {
@@ -333,6 +369,7 @@ func (c *Crawler) afterFetch(h *host, st *URLState, res *Result) (webevents.Even
 
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	st.checking = false
 	transient := kind != "" && kind != "4xx"
 	switch {
 	case transient:
@@ -351,13 +388,8 @@ func (c *Crawler) afterFetch(h *host, st *URLState, res *Result) (webevents.Even
 				st.ETag, st.LastMod = res.ETag, res.LastModRaw
 			}
 		}
-		// Adaptive revisit: shrink on change, grow without one.
-		if changed {
-			st.Interval = max(c.cfg.RevisitMin, st.Interval/2)
-		} else {
-			st.Interval = min(c.cfg.RevisitMax, st.Interval*3/2)
-		}
-		st.Due = res.End.Add(st.Interval)
+		c.adapt(st, changed)
+		st.Due = c.revisitAt(st, res.End)
 	}
 	if res.Location != "" {
 		c.addURL(res.Location, st.Depth, res.End)
@@ -376,6 +408,22 @@ func (c *Crawler) afterFetch(h *host, st *URLState, res *Result) (webevents.Even
 	return ev, changed
 }
 
+// ownView is a 304 read as the 200 of the version this crawler last
+// fetched: its validators, and the size held.
+func ownView(res *Result, st *URLState, prev *webevents.Event) *Result {
+	v := *res
+	v.Status, v.Size, v.Digest = 200, prev.Size, ""
+	if v.ETag == "" {
+		v.ETag = st.ETag
+	}
+	if v.LastModified.IsZero() && st.LastMod != "" {
+		if t, err := http.ParseTime(st.LastMod); err == nil {
+			v.LastModified = t
+		}
+	}
+	return &v
+}
+
 // Stats returns the counters so far.
 func (c *Crawler) Stats() Stats {
 	c.errMu.Lock()
@@ -389,7 +437,7 @@ func (c *Crawler) Stats() Stats {
 	c.mu.Unlock()
 	return Stats{
 		Polls: c.polls.Load(), NotModified: c.notModified.Load(),
-		Created: c.created.Load(), Updated: c.updated.Load(), Deleted: c.deleted.Load(),
+		Created: c.created.Load(), Updated: c.updated.Load(), Deleted: c.deleted.Load(), Confirmed: c.confirmed.Load(), Hinted: c.hinted.Load(),
 		Errors: errs, RobotsExcluded: c.robotsExcluded.Load(), RobotsFetches: c.robotsFetches.Load(),
 		Discovered: c.discovered.Load(), Skipped: c.skipped.Load(), Delegated: c.delegatedSkips.Load(), Known: known,
 	}

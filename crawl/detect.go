@@ -52,6 +52,17 @@ func Detect(rawURL string, prev *webevents.Event, r *Result, now time.Time, cid 
 		return e, true
 	}
 	e.Stat = webevents.Update
+	if prev.From != "" {
+		// The state held was merged from a peer: this poll is the truth
+		// to check it against, and a page that differs from the claim is
+		// an event even when the claim's lmd is later.
+		switch {
+		case lmOK && lm != prev.LMD:
+			return e, true
+		case r.ETag != "" && prev.ETag != "" && r.ETag != prev.ETag:
+			return e, true
+		}
+	}
 	if lmOK {
 		return e, lm > prev.LMD
 	}

@@ -19,7 +19,8 @@ type URLState struct {
 	LastMod  string        `json:"m,omitempty"`
 	Excluded bool          `json:"x,omitempty"` // disallowed by robots.txt when last checked; asked again when it expires
 
-	qi int // 1 + position in its host's queue; 0 when not queued (being polled, gone)
+	qi       int  // 1 + position in its host's queue; 0 when not queued (being polled, gone)
+	checking bool // Recheck asked for a poll: hints do not put it off
 }
 
 // host is one host's queue and politeness state. Times are absolute.

@@ -21,7 +21,11 @@ type Hint struct {
 }
 
 // Hint tells the frontier about a URL. A URL it does not know joins it when
-// the scope and trap rules admit it (as a seed would: depth 0). Hints only
+// the scope and trap rules admit it (as a seed would: depth 0). A hint with
+// Seen later than this crawler's last look counts as a visit: the URL's
+// change history learns whether the page changed (Changed after the last
+// look) and the next poll is due a revisit interval from Seen. A hint with
+// only a Changed after the last look makes the URL due now. Hints only
 // move due times: robots.txt, politeness and what is left to peers still
 // decide when a request is sent. Times after now count as now, so a hint
 // cannot put a URL off beyond one revisit interval. It reports whether
@@ -55,11 +59,20 @@ func (c *Crawler) Hint(h Hint) bool {
 		c.signal()
 		return true
 	}
+	look := c.lastLook(st)
+	changedSince := !changed.IsZero() && changed.After(look)
 	due := st.Due
-	if !seen.IsZero() {
-		due = later(due, seen.Add(st.Interval))
-	}
-	if !changed.IsZero() && changed.After(c.lastLook(st)) {
+	switch {
+	case st.checking:
+		// A check is pending: only its own poll may settle it.
+	case !seen.IsZero() && seen.After(look):
+		c.hinted.Add(1)
+		c.adapt(st, changedSince)
+		due = c.revisitAt(st, seen)
+		if changed.After(seen) {
+			due = now
+		}
+	case changedSince:
 		due = now
 	}
 	if !due.Equal(st.Due) {
@@ -70,13 +83,46 @@ func (c *Crawler) Hint(h Hint) bool {
 	return true
 }
 
+// Recheck asks for a poll of a known URL as soon as politeness allows, one
+// that hints cannot put off and that asks for the page itself, not a 304:
+// a spot-check of what a peer claimed. The PollResult of that poll has
+// Checked set. It reports whether the URL is in the frontier.
+func (c *Crawler) Recheck(rawURL string) bool {
+	u, err := Normalize(nil, rawURL)
+	if err != nil {
+		return false
+	}
+	now := time.Now()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st := c.f.urls[u]
+	if st == nil {
+		c.addURL(u, 0, now)
+		if st = c.f.urls[u]; st == nil {
+			return false
+		}
+	}
+	st.checking = true
+	if st.Gone {
+		st.Gone = false
+		st.Due = now
+		c.f.enqueue(c.f.host(hostKey(u)), st)
+	} else {
+		c.f.setDue(st, now)
+	}
+	c.save(st)
+	c.signal()
+	return true
+}
+
 // lastLook is when the URL's state was last known to this crawler: a
-// revisit interval before it is due, or never for a URL never polled.
+// revisit interval (and its offset) before it is due, or never for a URL
+// never polled.
 func (c *Crawler) lastLook(st *URLState) time.Time {
 	if st.Polls == 0 && st.Due.Before(time.Now()) {
 		return time.Time{}
 	}
-	return st.Due.Add(-st.Interval)
+	return st.Due.Add(-st.Interval - c.offset(st.URL))
 }
 
 func earlier(t, now time.Time) time.Time {

@@ -285,7 +285,9 @@ func (s *BadgerStore) Record(events []Event) error {
 				return fmt.Errorf("webevents: record: %w", err)
 			}
 		}
-		if err := w.appendLog(&events[i]); err != nil {
+		e := events[i]
+		e.From = ""
+		if err := w.appendLog(&e); err != nil {
 			return fmt.Errorf("webevents: record: %w", err)
 		}
 	}
@@ -312,7 +314,7 @@ func (s *BadgerStore) Merge(events []Event, c *Cursor) (MergeResult, error) {
 	r := newResolver(func(u string) (Event, bool, error) {
 		e, ok := known[u]
 		return e, ok, nil
-	})
+	}, c)
 	for _, in := range events {
 		if w.full() {
 			// Everything resolved so far is written; the pending map keeps

@@ -22,6 +22,12 @@ func appendBinary(dst []byte, e *Event) []byte {
 		dst = binary.AppendUvarint(dst, uint64(len(s)))
 		dst = append(dst, s...)
 	}
+	if e.From != "" {
+		// Attribution came after the first stores were written: a value
+		// without it is a record of the peer's own polls.
+		dst = binary.AppendUvarint(dst, uint64(len(e.From)))
+		dst = append(dst, e.From...)
+	}
 	return dst
 }
 
@@ -45,6 +51,13 @@ func decodeBinary(b []byte) (Event, error) {
 			return e, errCorrupt
 		}
 		*p, b = string(b[n:n+int(l)]), b[n+int(l):]
+	}
+	if len(b) > 0 {
+		l, n := binary.Uvarint(b)
+		if n <= 0 || l != uint64(len(b)-n) {
+			return e, errCorrupt
+		}
+		e.From = string(b[n:])
 	}
 	return e, nil
 }

@@ -80,6 +80,12 @@ type Event struct {
 	// Optional fields of protocol 1.1; empty means not given.
 	Digest string `json:"digest,omitempty"` // content digest, "algorithm:hex"
 	ETag   string `json:"etag,omitempty"`   // the object's HTTP entity tag, as the server sent it
+
+	// From attributes the record: the peer it was merged from (its
+	// robots.shr URL), who vouches for it; empty for this peer's own polls.
+	// Unlike CID, which anyone can write, the merging peer sets it. It is
+	// kept in the store and never sent on the wire.
+	From string `json:"from,omitempty"`
 }
 
 // Limits on field values that Validate enforces. They bound what one record
@@ -123,6 +129,8 @@ func (e *Event) Validate() error {
 		return fmt.Errorf("%w: digest", ErrBadField)
 	case len(e.ETag) > MaxExtraBytes || hasControl(e.ETag):
 		return fmt.Errorf("%w: etag", ErrBadField)
+	case len(e.From) > MaxURLBytes || hasControl(e.From):
+		return fmt.Errorf("%w: from", ErrBadField)
 	}
 	return nil
 }

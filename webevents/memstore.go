@@ -66,6 +66,7 @@ func (s *MemStore) Record(events []Event) error {
 		return ErrClosed
 	}
 	for _, e := range events {
+		e.From = ""
 		s.appendLocked(e)
 	}
 	return nil
@@ -98,7 +99,7 @@ func (s *MemStore) Merge(events []Event, c *Cursor) (MergeResult, error) {
 	r := newResolver(func(u string) (Event, bool, error) {
 		e, ok := s.current[u]
 		return e, ok, nil
-	})
+	}, c)
 	for _, in := range events {
 		d, _ := r.resolve(in)
 		switch d.Action {

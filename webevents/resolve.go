@@ -43,9 +43,18 @@ type Decision struct {
 // the URL is unknown). Recency is judged by the last-modified date. The
 // result keeps the incoming record's cid: the crawler that first observed
 // the event, not the peer it was merged from.
+//
+// One rule comes before the thesis's: a merged record (From set) never
+// overrides a state this peer's own poll (From empty) saw at the same time
+// or later. A peer's own look is the truth it can check; without this rule
+// a record with a forged lmd could pin a false state that later polls,
+// which judge by lmd, could never correct.
 func Resolve(cur *Event, in Event) Decision {
 	if cur == nil {
 		return Decision{Action: Accept, Result: in, Rule: "new-url"}
+	}
+	if cur.From == "" && in.From != "" && in.LPD <= cur.LPD {
+		return ignore("own-poll-newer")
 	}
 	m := *cur
 	switch {

@@ -15,12 +15,15 @@ type Store interface {
 	// Get returns the current state of url.
 	Get(url string) (Event, bool, error)
 	// Record writes the peer's own observations: each becomes the current
-	// state of its URL and is appended to the log of its day.
+	// state of its URL and is appended to the log of its day. Their From
+	// is cleared: they are this peer's.
 	Record(events []Event) error
 	// Merge resolves each event against the current state (earlier events
 	// of the same batch included) with Resolve and commits the outcome.
 	// When c is not nil the cursor is written with the last part of the
-	// batch, so it is never durable before the events it covers.
+	// batch, so it is never durable before the events it covers, and every
+	// event is attributed to c.Peer (Event.From); without a cursor the
+	// events keep the From they carry.
 	Merge(events []Event, c *Cursor) (MergeResult, error)
 	// Cursor returns the stored merge cursor of a peer.
 	Cursor(peer string) (Cursor, bool, error)
@@ -113,14 +116,22 @@ type resolver struct {
 	get     func(url string) (Event, bool, error)
 	pending map[string]Event
 	result  MergeResult
+	from    string // the source every event is attributed to; "" keeps theirs
 }
 
-func newResolver(get func(string) (Event, bool, error)) *resolver {
-	return &resolver{get: get, pending: make(map[string]Event)}
+func newResolver(get func(string) (Event, bool, error), c *Cursor) *resolver {
+	r := &resolver{get: get, pending: make(map[string]Event)}
+	if c != nil {
+		r.from = c.Peer
+	}
+	return r
 }
 
 // resolve returns the decision for in; the caller writes Accept and Restate.
 func (r *resolver) resolve(in Event) (Decision, error) {
+	if r.from != "" {
+		in.From = r.from
+	}
 	cur, ok := r.pending[in.URL]
 	if !ok {
 		var err error

@@ -49,6 +49,8 @@ func Run(t *testing.T, open func(t *testing.T) webevents.Store) {
 		{"InvalidWritesNothing", testInvalid},
 		{"LargeBatch", testLargeBatch},
 		{"ConcurrentReadWrite", testConcurrent},
+		{"Attribution", testAttribution},
+		{"OwnPollWins", testOwnPollWins},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -279,5 +281,62 @@ func testConcurrent(t *testing.T, s webevents.Store) {
 	info, _, _ := s.DayInfo(Day0)
 	if info.Records != 200 {
 		t.Fatalf("records = %d, want 200", info.Records)
+	}
+}
+
+// testAttribution: a merge with a cursor attributes every record to the
+// cursor's peer, in the current state and in the day log; Record clears
+// any From, since what a peer polls itself is its own.
+func testAttribution(t *testing.T, s webevents.Store) {
+	const peer = "http://peer.example/robots.shr"
+	own := Ev("own", webevents.Create, 100, "me", 0)
+	own.From = "forged"
+	must(t, s.Record([]webevents.Event{own}))
+	merged := Ev("merged", webevents.Create, 100, "them", 0)
+	if _, err := s.Merge([]webevents.Event{merged}, &webevents.Cursor{Peer: peer, LastDay: Day0}); err != nil {
+		t.Fatal(err)
+	}
+	for url, want := range map[string]string{own.URL: "", merged.URL: peer} {
+		e, ok, err := s.Get(url)
+		if err != nil || !ok || e.From != want {
+			t.Errorf("Get(%s).From = %q (ok %v, err %v), want %q", url, e.From, ok, err, want)
+		}
+	}
+	var logged []string
+	must(t, s.ReadDay(Day0, 0, func(_ int64, e webevents.Event) error {
+		logged = append(logged, e.From)
+		return nil
+	}))
+	if fmt.Sprint(logged) != fmt.Sprint([]string{"", peer}) {
+		t.Errorf("day log From = %q, want own then %q", logged, peer)
+	}
+}
+
+// testOwnPollWins: a merged record never replaces a state this peer's own
+// poll saw at the same time or later, whatever lmd it claims; a merged
+// record of a later poll still does.
+func testOwnPollWins(t *testing.T, s webevents.Store) {
+	own := Ev("p", webevents.Update, 100, "me", 0)
+	must(t, s.Record([]webevents.Event{own}))
+	lie := own
+	lie.LMD, lie.LPD, lie.CID = own.LPD, own.LPD-1, "liar"
+	del := lie
+	del.Stat = webevents.Delete
+	cur := &webevents.Cursor{Peer: "http://liar.example/robots.shr", LastDay: Day0}
+	res, err := s.Merge([]webevents.Event{lie, del}, cur)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Accepted != 0 {
+		t.Fatalf("merged records older than the own poll accepted: %+v", res)
+	}
+	later := own
+	later.LMD, later.LPD, later.CID = own.LPD+10, own.LPD+20, "honest"
+	if res, err = s.Merge([]webevents.Event{later}, cur); err != nil || res.Accepted != 1 {
+		t.Fatalf("a later poll's record: %+v, %v; want accepted", res, err)
+	}
+	e, _, _ := s.Get(own.URL)
+	if e.LMD != later.LMD || e.From != cur.Peer {
+		t.Errorf("current = %+v, want the later record from %s", e, cur.Peer)
 	}
 }

@@ -1,0 +1,180 @@
+package crawl
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/cocrawl/cocrawl/internal/testweb"
+	"github.com/cocrawl/cocrawl/webevents"
+)
+
+// pollUntil polls c until done says stop or 10 s pass, and returns the
+// results of the polls that sent a page request.
+func pollUntil(t *testing.T, c *Crawler, done func(PollResult) bool) []PollResult {
+	t.Helper()
+	var out []PollResult
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		r, ok, wait := c.Poll(context.Background())
+		if !ok {
+			time.Sleep(min(max(wait, time.Millisecond), 50*time.Millisecond))
+			continue
+		}
+		if r.Robots {
+			continue
+		}
+		out = append(out, r)
+		if done(r) {
+			return out
+		}
+	}
+	t.Fatalf("gave up after %d polls", len(out))
+	return nil
+}
+
+// A peer's poll counts as a visit: a seen change halves the interval and
+// the URL is due an interval (and this crawler's offset) from Seen; a seen
+// non-change grows it. A pending Recheck is not put off.
+func TestHintCountsAsVisit(t *testing.T) {
+	c := startIdle(t, "http://a.test/")
+	u := "http://a.test/p"
+	c.Hint(Hint{URL: u})
+	seen := time.Now().Add(-time.Minute)
+	c.Hint(Hint{URL: u, Seen: seen, Changed: seen.Add(-time.Second)})
+	st, _ := c.stateOf(u)
+	if st.Interval != time.Hour { // RevisitMin
+		t.Errorf("after a seen change interval %v, want the minimum 1h", st.Interval)
+	}
+	if want := c.revisitAt(&st, seen); !st.Due.Equal(want) {
+		t.Errorf("due %v, want %v", st.Due, want)
+	}
+	later := seen.Add(30 * time.Second)
+	c.Hint(Hint{URL: u, Seen: later, Changed: seen.Add(-time.Second)})
+	st, _ = c.stateOf(u)
+	if st.Interval != 90*time.Minute {
+		t.Errorf("after a seen non-change interval %v, want 1h30m", st.Interval)
+	}
+	if c.Stats().Hinted != 2 {
+		t.Errorf("Hinted = %d, want 2", c.Stats().Hinted)
+	}
+	c.Recheck(u)
+	c.Hint(Hint{URL: u, Seen: time.Now()})
+	if st, _ = c.stateOf(u); st.Due.After(time.Now()) {
+		t.Errorf("a hint put a pending check off to %v", st.Due)
+	}
+}
+
+// Spread gives each crawler its own order: offsets stay within Spread, and
+// two crawlers order the same URLs differently.
+func TestSpreadOrders(t *testing.T) {
+	mk := func() *Crawler {
+		c, err := New(Config{CID: testCID, Spread: time.Minute}, nil, &MemFrontier{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	a, b := mk(), mk()
+	same := 0
+	const n = 200
+	for i := range n {
+		u1, u2 := "http://a.test/"+string(rune('a'+i%26))+string(rune('0'+i/26)), "http://a.test/x"
+		oa, ob := a.offset(u1), b.offset(u1)
+		if oa < 0 || oa >= time.Minute || ob < 0 || ob >= time.Minute {
+			t.Fatalf("offsets %v, %v outside [0, 1m)", oa, ob)
+		}
+		if (oa < a.offset(u2)) == (ob < b.offset(u2)) {
+			same++
+		}
+	}
+	if same > n*3/4 {
+		t.Errorf("two crawlers ordered %d of %d pairs the same way", same, n)
+	}
+	if c := mk(); c.offset("http://a.test/") != c.offset("http://a.test/") {
+		t.Error("a crawler's offset of one URL moved")
+	}
+}
+
+// Confirm records a poll that saw no change as the held state with the
+// poll's lpd; a Recheck poll asks for the page unconditionally and says so.
+func TestConfirmAndRecheck(t *testing.T) {
+	w, err := testweb.Start(testweb.Config{Hosts: 1, PagesPerHost: 3, Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	cfg := testConfig(w)
+	cfg.Confirm = true
+	cfg.RevisitMin, cfg.RevisitMax = time.Millisecond, time.Millisecond
+	st := webevents.NewMemStore()
+	c, err := New(cfg, st, &MemFrontier{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer c.Stop()
+	seed := w.Seeds()[0]
+	polls := 0
+	pollUntil(t, c, func(r PollResult) bool {
+		if r.URL == seed {
+			polls++
+		}
+		return polls == 2
+	})
+	if c.Stats().Confirmed == 0 || c.Stats().NotModified == 0 {
+		t.Fatalf("a second poll of an unchanged page: %+v", c.Stats())
+	}
+	c.Recheck(seed)
+	rs := pollUntil(t, c, func(r PollResult) bool { return r.Checked })
+	r := rs[len(rs)-1]
+	if r.URL != seed || r.Status != 200 || r.LastModified.IsZero() || r.ETag == "" {
+		t.Errorf("check poll %+v: want a 200 of %s with its validators", r, seed)
+	}
+}
+
+// A state merged from a peer is checked by the next poll: a claimed update
+// with a forged lmd that the page does not show is corrected, also when
+// the server answers 304 to this crawler's own validators.
+func TestPollCorrectsMergedClaim(t *testing.T) {
+	w, err := testweb.Start(testweb.Config{Hosts: 1, PagesPerHost: 3, Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	cfg := testConfig(w)
+	cfg.RevisitMin, cfg.RevisitMax = time.Millisecond, time.Millisecond
+	st := webevents.NewMemStore()
+	c, err := New(cfg, st, &MemFrontier{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer c.Stop()
+	seed := w.Seeds()[0]
+	pollUntil(t, c, func(r PollResult) bool { return r.URL == seed })
+	waitFor(t, 5*time.Second, "the first poll recorded", func() bool { _, ok := stat(st, seed); return ok })
+	real, _ := stat(st, seed)
+	lie := real
+	// A claim one second after the own poll: later than anything the page
+	// shows (the store does not check dates against the clock).
+	lie.Stat, lie.LMD, lie.LPD, lie.CID = webevents.Update, real.LPD+1, real.LPD+1, "liar.test:1 x"
+	if _, err := st.Merge([]webevents.Event{lie}, &webevents.Cursor{Peer: "http://liar.test/robots.shr"}); err != nil {
+		t.Fatal(err)
+	}
+	if e, _ := stat(st, seed); e.LMD != lie.LMD {
+		t.Fatalf("the lie was not merged: %+v", e)
+	}
+	rs := pollUntil(t, c, func(r PollResult) bool { return r.URL == seed })
+	if r := rs[len(rs)-1]; !r.Changed {
+		t.Fatalf("the poll after the lie (status %d) recorded nothing", r.Status)
+	}
+	waitFor(t, 5*time.Second, "the correction recorded", func() bool {
+		e, _ := stat(st, seed)
+		return e.LMD == real.LMD && e.From == ""
+	})
+}
