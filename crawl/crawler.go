@@ -17,8 +17,8 @@ import (
 // Stats counts what a crawler did. Read it with Crawler.Stats.
 type Stats struct {
 	Polls, NotModified, Created, Updated, Deleted int64
-	Confirmed                                     int64 // polls that saw no change, recorded as confirmations (Config.Confirm)
-	Hinted                                        int64 // hints that counted as a visit (a peer's poll)
+	Confirmed                                     int64            // polls that saw no change, recorded as confirmations (Config.Confirm)
+	Hinted                                        int64            // hints that counted as a visit (a peer's poll)
 	Errors                                        map[string]int64 // by kind: network, timeout, 4xx, 5xx, 429, slow
 	RobotsExcluded, RobotsFetches                 int64
 	Discovered, Skipped                           int64 // URLs added, links refused by scope or trap rules
