@@ -42,7 +42,7 @@ func (s *Server) serveDay(w http.ResponseWriter, r *http.Request, day int64) {
 	dw := &dayWriter{ResponseWriter: w, slots: s.slots, gzip: gz, head: r.Method == http.MethodHead}
 	// The reader's size is the DayInfo snapshot: entries appended since are
 	// cut off, so the body matches the ETag and Content-Length announced.
-	body := &dayReader{store: s.store, day: day, size: info.Size}
+	body := &dayReader{store: s.store, day: day, size: info.Size, withhold: s.withhold}
 	http.ServeContent(dw, r, "", info.Updated, body)
 	if err := dw.finish(); err != nil || body.err != nil {
 		s.log.Debug("share: day file not sent whole", "day", day, "sent", body.sent, "err", errors.Join(err, body.err))
@@ -187,14 +187,15 @@ const dayChunk = 256 << 10
 // dayReader is a day file as an io.ReadSeeker over the store's day log,
 // read in chunks of whole records; size fixes its end.
 type dayReader struct {
-	store ShareStore
-	day   int64
-	size  int64
-	pos   int64
-	buf   []byte // bytes [bufAt, bufAt+len(buf)) of the file
-	bufAt int64
-	sent  int64 // bytes handed to Read's callers
-	err   error // a store error, for the log
+	store    ShareStore
+	withhold func(from string) bool
+	day      int64
+	size     int64
+	pos      int64
+	buf      []byte // bytes [bufAt, bufAt+len(buf)) of the file
+	bufAt    int64
+	sent     int64 // bytes handed to Read's callers
+	err      error // a store error, for the log
 }
 
 func (d *dayReader) Seek(offset int64, whence int) (int64, error) {
@@ -241,7 +242,11 @@ func (d *dayReader) fill() error {
 		if d.bufAt < 0 {
 			d.bufAt = off
 		}
-		d.buf = webevents.AppendRecord(d.buf, &e)
+		if e.From != "" && d.withhold != nil && d.withhold(e.From) {
+			d.buf = appendWithheld(d.buf, webevents.RecordLen(&e))
+		} else {
+			d.buf = webevents.AppendRecord(d.buf, &e)
+		}
 		if len(d.buf) >= dayChunk || d.bufAt+int64(len(d.buf)) >= d.size {
 			return errChunkDone
 		}
@@ -255,4 +260,32 @@ func (d *dayReader) fill() error {
 	}
 	d.buf = d.buf[:min(int64(len(d.buf)), d.size-d.bufAt)]
 	return nil
+}
+
+// appendWithheld appends n bytes that a day-file reader skips: comment
+// lines of at most 80 bytes and a blank line, standing in for a record of
+// length n that the peer no longer publishes (spec section 4.5).
+func appendWithheld(dst []byte, n int) []byte {
+	const note = "# withheld"
+	rest := n - 1 // the blank line that ends a record
+	for rest > 0 {
+		l := min(rest, 80)
+		switch {
+		case l == 1:
+			dst = append(dst, '\n')
+		default:
+			line := make([]byte, l)
+			for i := range line {
+				line[i] = ' '
+			}
+			line[0] = '#'
+			if l-1 >= len(note) {
+				copy(line, note)
+			}
+			line[l-1] = '\n'
+			dst = append(dst, line...)
+		}
+		rest -= l
+	}
+	return append(dst, '\n')
 }

@@ -46,9 +46,14 @@ type Merger struct {
 	CheckControl func(*ShareControl) error
 	UserAgent    string // default "cocrawl/<version>"
 	From         string // the operator's e-mail, sent in the From header
-	Now          func() time.Time
-	Logger       *slog.Logger
-	Metrics      *Metrics // nil: not counted
+	// Merged, when set, is called after each batch of a peer's records is
+	// committed, with the records as decoded (before attribution) and what
+	// the store did with them: a peer learns from it which URLs another
+	// peer polled, and samples what to spot-check.
+	Merged  func(peer string, batch []webevents.Event, res webevents.MergeResult)
+	Now     func() time.Time
+	Logger  *slog.Logger
+	Metrics *Metrics // nil: not counted
 }
 
 // MergeReport says what one merge did.
@@ -372,6 +377,9 @@ func (m *Merger) decodeDay(resp *http.Response, day, base int64, cur *webevents.
 		}
 		m.Metrics.merged(res)
 		dr.Result.Add(res)
+		if m.Merged != nil && len(b.events) > 0 {
+			m.Merged(cur.Peer, b.events, res)
+		}
 		if b.err != nil && b.err != io.EOF {
 			// Fatal: what was decoded before stands, without the ETag, so
 			// the rest is asked for next time.
@@ -380,6 +388,10 @@ func (m *Merger) decodeDay(resp *http.Response, day, base int64, cur *webevents.
 	}
 	return nil
 }
+
+// ImportSource is the attribution (webevents.Event.From) of records that
+// MergeFile imports.
+const ImportSource = "import"
 
 // ImportReport says what MergeFile did.
 type ImportReport struct {
@@ -402,6 +414,9 @@ func (m *Merger) MergeFile(r io.Reader, onBad func(error)) (ImportReport, error)
 	for b := range batches {
 		rep.Records += b.records
 		rep.BadRecords += b.bad
+		for i := range b.events {
+			b.events[i].From = ImportSource // nobody vouches: an own poll wins
+		}
 		res, err := m.Store.Merge(b.events, nil)
 		rep.Result.Add(res)
 		m.Metrics.merged(res)

@@ -50,6 +50,7 @@ func TestMergeTwoStores(t *testing.T) {
 	mine[2].Stat = webevents.Update // same lmd as the sharer's create: same version, ignored
 	for i := range mine {
 		mine[i].CID = "merger.example:1 M/1"
+		mine[i].LPD-- // polled before the sharer: the rules decide, not the own-poll rule
 	}
 	merger.Record(mine)
 
@@ -68,6 +69,7 @@ func TestMergeTwoStores(t *testing.T) {
 	// Expected state: every sharer event as it is, but for the three rows above.
 	for _, e := range append(dayEvents(testDay-1, 300, 0), dayEvents(testDay, 200, 300)...) {
 		want := e
+		want.From = ts.URL + "/robots.shr"
 		switch e.URL {
 		case mine[0].URL:
 			want = mine[0]
@@ -166,6 +168,7 @@ func TestMergeFromThesisPeer(t *testing.T) {
 	}
 	got := snapshot(t, st)
 	for _, e := range evs {
+		e.From = ts.URL + "/robots.shr" // attributed to the peer merged from
 		if got[e.URL] != e {
 			t.Fatalf("%s: %+v", e.URL, got[e.URL])
 		}

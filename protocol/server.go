@@ -28,6 +28,8 @@ type Server struct {
 	slots   chan struct{} // bounds concurrent day-file streams
 	update  func(c *ShareControl)
 	metrics *Metrics
+	// withhold: see ServerOptions.Withhold
+	withhold func(from string) bool
 }
 
 // ServerOptions configure NewServer.
@@ -48,6 +50,11 @@ type ServerOptions struct {
 	Update func(c *ShareControl)
 	// Metrics counts requests and bytes sent; nil counts nothing.
 	Metrics *Metrics
+	// Withhold, when set, names the sources (Event.From) whose records
+	// the peer no longer vouches for: each of their records in a day file
+	// is sent as comment lines of the same length (spec section 4.5), so
+	// offsets, sizes and ranges stay valid.
+	Withhold func(from string) bool
 }
 
 // NewServer returns the handler for store.
@@ -85,7 +92,8 @@ func NewServer(store ShareStore, o ServerOptions) (*Server, error) {
 	if n <= 0 {
 		n = 32
 	}
-	return &Server{store: store, control: c, repo: path, log: lg, slots: make(chan struct{}, n), update: o.Update, metrics: o.Metrics}, nil
+	return &Server{store: store, control: c, repo: path, log: lg, slots: make(chan struct{}, n), update: o.Update, metrics: o.Metrics,
+		withhold: o.Withhold}, nil
 }
 
 // RepositoryPath returns the path day files are served under.
