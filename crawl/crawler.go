@@ -354,7 +354,8 @@ func (c *Crawler) afterFetch(h *host, st *URLState, res *Result) (webevents.Even
 	} else if prev != nil && c.cfg.Confirm && (res.Status == 200 || res.Status == 304) {
 		c.confirmed.Add(1)
 		conf := *prev
-		conf.LPD, conf.From = res.End.Unix(), ""
+		// This crawler's own look: its cid, whoever saw the version first.
+		conf.LPD, conf.From, conf.CID = res.End.Unix(), "", c.cfg.CID
 		c.persist <- persistItem{event: &conf}
 	}
 	kind := errorKind(res)

@@ -51,6 +51,13 @@ type Status struct {
 	Delegated    int `json:"delegated_prefixes"`
 	PeersKnown   int `json:"peers_known"`
 	PeersHealthy int `json:"peers_healthy"`
+	// Spot-checks of peers' claims and the peers distrusted for them.
+	Checks          CheckStats `json:"checks"`
+	PeersDistrusted int        `json:"peers_distrusted"`
+	// Held counts the current states in the store by who vouches for them:
+	// "own" for this peer's polls, else the peer merged from. Counted
+	// every half minute.
+	Held map[string]int64 `json:"held,omitempty"`
 
 	History []Sample `json:"history,omitempty"`
 }
@@ -86,6 +93,8 @@ func (p *Peer) Status(history bool) Status {
 	st.FrontierURLs = p.crawler.Stats().Known
 	st.Delegated = len(p.peers.delegated(now))
 	st.PeersKnown, st.PeersHealthy = p.peers.counts()
+	st.Checks, st.PeersDistrusted = p.checks.stats(), p.peers.distrusted()
+	st.Held = p.heldCounts()
 	if history {
 		p.histMu.Lock()
 		st.History = append([]Sample(nil), p.history...)
@@ -145,6 +154,8 @@ var (
 	descDHTBytes = prometheus.NewDesc("cocrawl_dht_bytes_total", "Bytes of the community DHT protocol, by direction.", []string{"direction"}, nil)
 	descDHTPeers = prometheus.NewDesc("cocrawl_dht_routing_table_peers", "Peers in the community DHT routing table.", nil, nil)
 	descTimeRho  = prometheus.NewDesc("cocrawl_rho_seconds_total", "Time spent at each value of rho, rounded to 0.05.", []string{"rho"}, nil)
+	descChecks   = prometheus.NewDesc("cocrawl_spot_checks_total", "Spot-checks of peers' claims by verdict (asked: polls asked for).", []string{"verdict"}, nil)
+	descRolled   = prometheus.NewDesc("cocrawl_rolled_back_total", "URLs re-polled because the peer that gave their state was distrusted.", nil, nil)
 )
 
 // peerCollector turns the status into metrics at scrape time, so counters
@@ -152,7 +163,7 @@ var (
 type peerCollector struct{ p *Peer }
 
 func (c peerCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descRho, descOps, descEvents, descBytes, descSeconds, descErrors, descPeers, descIdle, descFrontier, descTimeRho, descDHTBytes, descDHTPeers} {
+	for _, d := range []*prometheus.Desc{descRho, descOps, descEvents, descBytes, descSeconds, descErrors, descPeers, descIdle, descFrontier, descTimeRho, descDHTBytes, descDHTPeers, descChecks, descRolled} {
 		ch <- d
 	}
 }
@@ -179,7 +190,12 @@ func (c peerCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 	}
 	ch <- prometheus.MustNewConstMetric(descPeers, prometheus.GaugeValue, float64(st.PeersHealthy), "healthy")
-	ch <- prometheus.MustNewConstMetric(descPeers, prometheus.GaugeValue, float64(st.PeersKnown-st.PeersHealthy), "other")
+	ch <- prometheus.MustNewConstMetric(descPeers, prometheus.GaugeValue, float64(st.PeersDistrusted), "distrusted")
+	ch <- prometheus.MustNewConstMetric(descPeers, prometheus.GaugeValue, float64(st.PeersKnown-st.PeersHealthy-st.PeersDistrusted), "other")
+	for v, n := range map[string]int64{"asked": st.Checks.Asked, "confirmed": st.Checks.Confirmed, "refuted": st.Checks.Refuted, "inconclusive": st.Checks.Inconclusive} {
+		ch <- prometheus.MustNewConstMetric(descChecks, prometheus.CounterValue, float64(n), v)
+	}
+	ch <- prometheus.MustNewConstMetric(descRolled, prometheus.CounterValue, float64(st.Checks.RolledBack))
 	ch <- prometheus.MustNewConstMetric(descIdle, prometheus.CounterValue, float64(st.Idle))
 	ch <- prometheus.MustNewConstMetric(descFrontier, prometheus.GaugeValue, float64(st.FrontierURLs))
 	if st.DHTBytes != nil {

@@ -35,6 +35,7 @@ func (p *Peer) tryMerge(ctx context.Context, drawn string) (bool, time.Duration)
 	}
 	o := p.outcomeOf(rec.URL, rep, err, end.Sub(start))
 	p.recordMerge(rec.URL, o, end)
+	p.askChecks(rep.Peer)
 	p.stats.merge(drawn, rep, err, o.took)
 	p.observeMerge(rec.URL, rep, o)
 	p.payForDays(rep)

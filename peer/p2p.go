@@ -434,3 +434,22 @@ func p2pIDOf(rowURL string) (peer.ID, bool) {
 	id, err := peer.Decode(strings.TrimSuffix(rest, "/robots.shr"))
 	return id, err == nil
 }
+
+// rowKey returns the peer-table key of a source as records are attributed
+// to it (webevents.Event.From, the merge cursor's peer): a merge over
+// libp2p is attributed to http://<peer-id>/robots.shr, the URL it fetched,
+// and its row is libp2p://<peer-id>/robots.shr.
+func rowKey(from string) string {
+	rest, ok := strings.CutPrefix(from, "http://")
+	if !ok {
+		return from
+	}
+	id, ok := strings.CutSuffix(rest, "/robots.shr")
+	if !ok || strings.ContainsAny(id, ":/") {
+		return from
+	}
+	if pid, err := peer.Decode(id); err == nil {
+		return p2pURL(pid)
+	}
+	return from
+}

@@ -50,6 +50,8 @@ type Config struct {
 	// crawler has its own switch in Crawl.Fetch.
 	AllowPrivate bool
 	MergeLimits  protocol.Limits
+	// Trust sets the spot-checks of what peers tell (peer/trust.go).
+	Trust Trust
 	// P2P, when set, runs a libp2p host: the share repository is served
 	// over libp2p streams too, and (unless P2P.NoDHT) community peers are
 	// found through the DHT and merged over libp2p.
@@ -111,6 +113,11 @@ type Peer struct {
 	p2p       *p2pNode // nil without Config.P2P
 	closeOnce sync.Once
 	budget    *rate.Limiter // nil: no cap
+	checks    *checker
+
+	heldMu sync.Mutex
+	held   map[string]int64 // Status.Held, counted at heldAt
+	heldAt time.Time
 }
 
 // New builds a peer from its configuration and stores, and loads its peer
@@ -140,6 +147,18 @@ func New(cfg Config, st Stores) (*Peer, error) {
 	if cfg.Crawl.Fetch.From == "" {
 		cfg.Crawl.Fetch.From = cfg.Contact
 	}
+	if f, ok := cfg.Controller.(rho.Fixed); ok && f == 0 {
+		cfg.Trust.Checks = -1 // it never polls, so it cannot check
+	}
+	// What it polls, it tells, unchanged pages included, so its peers can
+	// count its polls as their visits; and it polls in its own order, put
+	// off by up to a few merge intervals, so that peers interleave.
+	cfg.Crawl.Confirm = cfg.Crawl.Confirm || cfg.Share
+	if f, ok := cfg.Controller.(rho.Fixed); cfg.Crawl.Spread == 0 && !(ok && f == 1) {
+		sched := cfg.Schedule
+		sched.defaults()
+		cfg.Crawl.Spread = 4 * sched.MergeMin
+	}
 	c, err := crawl.New(cfg.Crawl, st.Events, st.Frontier)
 	if err != nil {
 		return nil, err
@@ -151,6 +170,7 @@ func New(cfg Config, st Stores) (*Peer, error) {
 		cfg: cfg, cid: cid, stores: st, crawler: c, peers: newPeerSet(cfg.Schedule), log: cfg.Logger,
 		ctl: cfg.Controller, timeAt: map[string]time.Duration{}, kick: make(chan struct{}, 1),
 		excluded: map[string]bool{}, stats: newStats(), metrics: protocol.NewMetrics(), started: time.Now(),
+		checks: newChecker(cfg.Trust),
 	}
 	p.rhoNow = p.ctl.Rho()
 	if cfg.RequestsPerSecond > 0 {
@@ -160,16 +180,18 @@ func New(cfg Config, st Stores) (*Peer, error) {
 		Store:  st.Events,
 		Client: protocol.NewHTTPClient(protocol.ClientOptions{AllowPrivate: cfg.AllowPrivate}),
 		Limits: cfg.MergeLimits, From: cfg.Contact, Logger: cfg.Logger, Metrics: p.metrics,
+		Merged: p.onMerged,
 	}
 	var shareStore protocol.ShareStore = st.Events
 	if !cfg.Share {
 		shareStore = emptyShare{st.Events}
 	}
 	p.share, err = protocol.NewServer(shareStore, protocol.ServerOptions{
-		Control: protocol.ShareControl{Crawler: cid, Contact: cfg.Contact, Special: cfg.Special, Repository: "/share/"},
-		Logger:  cfg.Logger,
-		Update:  p.updateControl,
-		Metrics: p.metrics,
+		Control:  protocol.ShareControl{Crawler: cid, Contact: cfg.Contact, Special: cfg.Special, Repository: "/share/"},
+		Logger:   cfg.Logger,
+		Update:   p.updateControl,
+		Metrics:  p.metrics,
+		Withhold: p.withhold,
 	})
 	if err != nil {
 		return nil, err
@@ -404,6 +426,9 @@ func (p *Peer) tryPoll(ctx context.Context, drawn string) (bool, time.Duration) 
 		return false, wait
 	}
 	p.stats.poll(drawn, res)
+	if res.Checked {
+		p.settleCheck(res)
+	}
 	ev := 0
 	if res.Changed {
 		ev = 1

@@ -107,7 +107,7 @@ func (s *peerSet) next(now time.Time) (Record, bool, time.Duration) {
 	var best *Record
 	var wait time.Duration
 	for u, r := range s.rows {
-		if r.Self || s.busy[u] {
+		if r.Self || s.busy[u] || !r.Distrusted.IsZero() {
 			continue
 		}
 		if r.NextDue.After(now) {
@@ -230,7 +230,7 @@ func (s *peerSet) delegated(now time.Time) []string {
 	defer s.mu.Unlock()
 	var out []string
 	for _, r := range s.rows {
-		if r.Self || !r.Healthy() || r.Gained == 0 || now.Sub(r.LastSuccess) > 3*s.sched.MergeMax {
+		if r.Self || !r.Healthy() || r.Gained == 0 || now.Sub(r.LastSuccess) > 3*s.sched.MergeMax || !r.Distrusted.IsZero() {
 			continue
 		}
 		for _, p := range r.Special {
@@ -259,4 +259,51 @@ func (s *peerSet) release(shrURL string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.busy, shrURL)
+}
+
+// judge records a spot-check verdict against a source's row. It returns
+// the row to save (empty when the source is not in the table) and whether
+// the verdict made the source distrusted.
+func (s *peerSet) judge(from string, v Verdict, t *Trust, now time.Time) (Record, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.rows[rowKey(from)]
+	if r == nil {
+		return Record{}, false
+	}
+	switch v {
+	case Confirmed:
+		r.Confirmed++
+	case Refuted:
+		r.Refuted++
+	default:
+		r.Inconclusive++
+	}
+	if r.Distrusted.IsZero() && t.distrusts(r) {
+		r.Distrusted = now
+		return *r, true
+	}
+	return *r, false
+}
+
+// withholds says whether records merged from a source stay out of this
+// peer's day files: the source is distrusted or not yet vouched for.
+func (s *peerSet) withholds(from string, t *Trust) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.rows[rowKey(from)]
+	return r != nil && !t.vouches(r)
+}
+
+// distrusted counts the distrusted peers.
+func (s *peerSet) distrusted() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, r := range s.rows {
+		if !r.Distrusted.IsZero() {
+			n++
+		}
+	}
+	return n
 }

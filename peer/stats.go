@@ -192,6 +192,7 @@ func (p *Peer) sampler(ctx context.Context) {
 			return
 		case now := <-t.C:
 			p.sample(now)
+			p.expireChecks(now)
 		}
 	}
 }

@@ -43,10 +43,19 @@ type Record struct {
 	Interval      Duration  `json:"interval"` // adaptive wait between merges
 	NextDue       time.Time `json:"next_due,omitzero"`
 	NetworkTimeMS int64     `json:"network_ms"` // time spent merging from it
+
+	// Spot-checks of its records (peer/trust.go): claims confirmed and
+	// refuted by this peer's own polls, and checks that could not tell.
+	Confirmed    int64     `json:"confirmed,omitempty"`
+	Refuted      int64     `json:"refuted,omitempty"`
+	Inconclusive int64     `json:"inconclusive,omitempty"`
+	Distrusted   time.Time `json:"distrusted,omitzero"` // when its refutations passed the bound; never merged again
 }
 
 // Healthy says whether the last merge attempt succeeded.
-func (r *Record) Healthy() bool { return r.Consecutive == 0 && !r.LastSuccess.IsZero() }
+func (r *Record) Healthy() bool {
+	return r.Consecutive == 0 && !r.LastSuccess.IsZero() && r.Distrusted.IsZero()
+}
 
 // Duration is a time.Duration that reads and writes as "1m30s" in JSON.
 type Duration time.Duration

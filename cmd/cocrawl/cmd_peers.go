@@ -48,13 +48,15 @@ func cmdPeers(ctx context.Context, args []string, out io.Writer) error {
 	}
 	fmt.Fprintln(out)
 	tw := tabwriter.NewWriter(out, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "PEER\tFOUND\tHEALTH\tMERGES\tGAINED\tLAST MERGE\tNEXT\tADDRESSES")
+	fmt.Fprintln(tw, "PEER\tFOUND\tHEALTH\tMERGES\tGAINED\tCHECKS OK/FALSE\tLAST MERGE\tNEXT\tADDRESSES")
 	now := time.Now()
 	for _, r := range table.Peers {
 		health := "new"
 		switch {
 		case r.Self:
 			health = "itself"
+		case !r.Distrusted.IsZero():
+			health = fmt.Sprintf("distrusted %s", ago(now, r.Distrusted))
 		case r.Consecutive > 0:
 			health = fmt.Sprintf("failing x%d: %s", r.Consecutive, shorten(r.LastError, 60))
 		case !r.LastSuccess.IsZero():
@@ -68,8 +70,8 @@ func cmdPeers(ctx context.Context, args []string, out io.Writer) error {
 		if name == "" {
 			name = r.URL
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\n", name, r.Source, health, r.Merges, r.Gained,
-			ago(now, r.LastSuccess), ago(now, r.NextDue), addrs)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d/%d\t%s\t%s\t%s\n", name, r.Source, health, r.Merges, r.Gained,
+			r.Confirmed, r.Refuted, ago(now, r.LastSuccess), ago(now, r.NextDue), addrs)
 	}
 	return tw.Flush()
 }

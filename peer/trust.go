@@ -1,0 +1,385 @@
+package peer
+
+import (
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/cocrawl/cocrawl/crawl"
+	"github.com/cocrawl/cocrawl/webevents"
+)
+
+// Trust sets how a peer checks what other peers tell it (spec section 10):
+// after each merge it re-polls a random sample of the records it got, and
+// judges each claim against what its own poll sees. Zero fields take the
+// defaults named.
+type Trust struct {
+	// Checks is how many records of each merge are re-polled; default 4,
+	// negative for none (every peer's word is then taken as truth).
+	Checks int
+	// DistrustAfter is how many refuted claims a source may have before it
+	// can be distrusted; default 3.
+	DistrustAfter int
+	// MaxFalse is the share of false claims, estimated as the mean of a
+	// Beta(refuted+1, confirmed+1), above which a source with enough
+	// refutations is distrusted; default 0.1.
+	MaxFalse float64
+	// Vouch is how many confirmed claims a source needs before this peer
+	// publishes its records onward; default 8. Until then, and for ever
+	// once distrusted, they are withheld from this peer's day files.
+	Vouch int
+	// CheckTimeout is how long a check may wait for its poll (robots.txt,
+	// politeness and backoff decide when it is sent); default 10 min.
+	CheckTimeout time.Duration
+}
+
+func (t *Trust) defaults() {
+	if t.Checks == 0 {
+		t.Checks = 4
+	}
+	if t.DistrustAfter <= 0 {
+		t.DistrustAfter = 3
+	}
+	if t.MaxFalse <= 0 {
+		t.MaxFalse = 0.1
+	}
+	if t.Vouch <= 0 {
+		t.Vouch = 8
+	}
+	if t.CheckTimeout <= 0 {
+		t.CheckTimeout = 10 * time.Minute
+	}
+}
+
+// falseShare is the Beta reputation's estimate of the share of a source's
+// claims that are false.
+func falseShare(confirmed, refuted int64) float64 {
+	return float64(refuted+1) / float64(confirmed+refuted+2)
+}
+
+// distrusts says whether a source's record of checks passes the bound.
+func (t *Trust) distrusts(r *Record) bool {
+	return r.Refuted >= int64(t.DistrustAfter) && falseShare(r.Confirmed, r.Refuted) > t.MaxFalse
+}
+
+// vouches says whether this peer publishes a source's records onward.
+func (t *Trust) vouches(r *Record) bool {
+	return r.Distrusted.IsZero() && r.Confirmed >= int64(t.Vouch) && falseShare(r.Confirmed, r.Refuted) < t.MaxFalse/2
+}
+
+// Verdict is what a spot-check concluded of one claim.
+type Verdict int
+
+// The verdicts of a spot-check.
+const (
+	Inconclusive Verdict = iota // the page changed since, or the poll failed
+	Confirmed
+	Refuted
+)
+
+func (v Verdict) String() string {
+	return [...]string{"inconclusive", "confirmed", "refuted"}[v]
+}
+
+// skew is how far a web server's clock and a peer's may disagree before a
+// Last-Modified earlier than a claim's lpd refutes it.
+const skew = 5 * time.Minute
+
+// Judge compares a claim (a record a peer gave) with what this peer's poll
+// of the URL saw:
+//   - a live claim (CREATE, UPDATE) with lmd L is confirmed by a page whose
+//     Last-Modified is L (or, without one, whose ETag is the claim's); it is
+//     refuted by a Last-Modified before L (that version never existed) or
+//     after L but well before the claim's lpd (at lpd the page was another
+//     version); a later Last-Modified or a 404 may be a change since;
+//   - a DELETE is confirmed by a 404 or 410 and refuted by a page whose
+//     Last-Modified is older than the claimed deletion.
+//
+// A failed poll tells nothing.
+func Judge(claim webevents.Event, r crawl.PollResult) Verdict {
+	if r.ErrKind != "" && r.ErrKind != "4xx" {
+		return Inconclusive
+	}
+	lm := int64(0)
+	if !r.LastModified.IsZero() {
+		lm = r.LastModified.Unix()
+	}
+	gone := r.Status == 404 || r.Status == 410
+	if claim.Stat == webevents.Delete {
+		switch {
+		case gone:
+			return Confirmed
+		case r.Status == 200 && lm > 0 && lm < claim.LMD:
+			return Refuted
+		}
+		return Inconclusive
+	}
+	if r.Status != 200 {
+		return Inconclusive
+	}
+	switch {
+	case lm > 0 && lm == claim.LMD:
+		return Confirmed
+	case lm > 0 && lm < claim.LMD:
+		return Refuted
+	case lm > 0 && lm < claim.LPD-int64(skew/time.Second):
+		return Refuted
+	case lm == 0 && claim.ETag != "" && r.ETag == claim.ETag:
+		return Confirmed
+	}
+	return Inconclusive
+}
+
+// claim is a record waiting for its spot-check poll.
+type claim struct {
+	from  string
+	event webevents.Event
+	asked time.Time
+}
+
+// checker samples what each merge brought and keeps the claims waiting
+// for their polls.
+type checker struct {
+	cfg     Trust
+	mu      sync.Mutex
+	rng     *rand.Rand
+	samples map[string]*sample // by source, during its merge
+	pending map[string]claim   // by URL
+	counts  [3]int64           // by verdict
+	asked   int64
+	rolled  int64 // URLs re-polled because their source was distrusted
+}
+
+// sample is a reservoir of one merge's records (Vitter's algorithm R).
+type sample struct {
+	seen   int
+	events []webevents.Event
+}
+
+func newChecker(cfg Trust) *checker {
+	cfg.defaults()
+	return &checker{cfg: cfg, rng: rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())),
+		samples: map[string]*sample{}, pending: map[string]claim{}}
+}
+
+// offer puts a batch of a merge from a source through the reservoir.
+func (c *checker) offer(from string, batch []webevents.Event) {
+	if c.cfg.Checks <= 0 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := c.samples[from]
+	if s == nil {
+		s = &sample{}
+		c.samples[from] = s
+	}
+	for i := range batch {
+		s.seen++
+		if len(s.events) < c.cfg.Checks {
+			s.events = append(s.events, batch[i])
+		} else if j := c.rng.IntN(s.seen); j < c.cfg.Checks {
+			s.events[j] = batch[i]
+		}
+	}
+}
+
+// take ends a merge's sampling and returns the records to check.
+func (c *checker) take(from string) []webevents.Event {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := c.samples[from]
+	delete(c.samples, from)
+	if s == nil {
+		return nil
+	}
+	return s.events
+}
+
+// await registers a claim whose poll was asked for; false when one is
+// already waiting for that URL.
+func (c *checker) await(from string, e webevents.Event, now time.Time) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.pending[e.URL]; ok {
+		return false
+	}
+	c.pending[e.URL] = claim{from: from, event: e, asked: now}
+	c.asked++
+	return true
+}
+
+// settle returns the claim waiting for a poll of url, if any.
+func (c *checker) settle(url string) (claim, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	cl, ok := c.pending[url]
+	delete(c.pending, url)
+	return cl, ok
+}
+
+// expire drops claims whose poll did not come in time.
+func (c *checker) expire(now time.Time) []claim {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []claim
+	for u, cl := range c.pending {
+		if now.Sub(cl.asked) > c.cfg.CheckTimeout {
+			delete(c.pending, u)
+			out = append(out, cl)
+		}
+	}
+	return out
+}
+
+func (c *checker) count(v Verdict) {
+	c.mu.Lock()
+	c.counts[v]++
+	c.mu.Unlock()
+}
+
+// CheckStats counts spot-checks.
+type CheckStats struct {
+	Asked        int64 `json:"asked"`
+	Pending      int   `json:"pending"`
+	Confirmed    int64 `json:"confirmed"`
+	Refuted      int64 `json:"refuted"`
+	Inconclusive int64 `json:"inconclusive"`
+	RolledBack   int64 `json:"rolled_back"` // URLs re-polled when their source was distrusted
+}
+
+func (c *checker) stats() CheckStats {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return CheckStats{Asked: c.asked, Pending: len(c.pending), Confirmed: c.counts[Confirmed],
+		Refuted: c.counts[Refuted], Inconclusive: c.counts[Inconclusive], RolledBack: c.rolled}
+}
+
+// onMerged is the merger's report of a committed batch from a peer: each
+// record counts as a visit of its URL by that peer (the frontier puts the
+// next poll off, and learns whether the page changed), and the batch joins
+// the merge's spot-check sample.
+func (p *Peer) onMerged(from string, batch []webevents.Event, _ webevents.MergeResult) {
+	for i := range batch {
+		e := &batch[i]
+		h := crawl.Hint{URL: e.URL, Seen: time.Unix(e.LPD, 0)}
+		if e.Stat != webevents.Delete {
+			h.Changed = time.Unix(e.LMD, 0)
+		}
+		p.crawler.Hint(h)
+	}
+	p.checks.offer(from, batch)
+}
+
+// askChecks asks the crawler to re-poll the sample of a merge just ended.
+func (p *Peer) askChecks(from string) {
+	now := time.Now()
+	for _, e := range p.checks.take(from) {
+		if p.checks.await(from, e, now) && !p.crawler.Recheck(e.URL) {
+			p.checks.settle(e.URL) // out of this peer's scope: it cannot check
+		}
+	}
+}
+
+// settleCheck judges the claim a check poll was for, if there was one.
+func (p *Peer) settleCheck(r crawl.PollResult) {
+	cl, ok := p.checks.settle(r.URL)
+	if !ok {
+		return
+	}
+	p.judged(cl, Judge(cl.event, r))
+}
+
+// judged records a verdict against the claim's source and distrusts the
+// source when its refutations pass the bound.
+func (p *Peer) judged(cl claim, v Verdict) {
+	p.checks.count(v)
+	row, newly := p.peers.judge(cl.from, v, &p.checks.cfg, time.Now())
+	if row.URL == "" {
+		return
+	}
+	if err := p.stores.Peers.SavePeer(row); err != nil {
+		p.log.Error("save peer table", "err", err)
+	}
+	if v == Refuted {
+		p.log.Info("spot-check refuted a claim", "peer", cl.from, "url", cl.event.URL, "stat", cl.event.Stat, "lmd", cl.event.LMD)
+	}
+	if newly {
+		p.log.Warn("peer distrusted: its claims failed spot-checks", "peer", cl.from,
+			"confirmed", row.Confirmed, "refuted", row.Refuted)
+		go p.rollBack(cl.from)
+	}
+}
+
+// rollBack re-polls every URL whose current state a distrusted source
+// gave: a poll of this peer's own then replaces it (an own poll wins over
+// merged records, and Detect treats a differing page as an event).
+func (p *Peer) rollBack(from string) {
+	var urls []string
+	err := p.stores.Events.Current(func(e webevents.Event) error {
+		if e.From == from {
+			urls = append(urls, e.URL)
+		}
+		return nil
+	})
+	if err != nil {
+		p.log.Error("roll back a distrusted peer's records", "peer", from, "err", err)
+	}
+	n := 0
+	for _, u := range urls {
+		if p.crawler.Recheck(u) {
+			n++
+		}
+	}
+	p.checks.mu.Lock()
+	p.checks.rolled += int64(n)
+	p.checks.mu.Unlock()
+	p.log.Info("re-polling what a distrusted peer gave", "peer", from, "urls", n)
+}
+
+// withhold says whether this peer's day files leave out records merged
+// from a source: one it distrusts or does not yet vouch for. Imports and
+// sources no longer in the table are published.
+// A peer that never polls (a mirror: rho fixed at 0) cannot check anyone
+// and publishes what it merges, as the thesis's mirror does.
+func (p *Peer) withhold(from string) bool {
+	if p.checks.cfg.Checks <= 0 {
+		return false
+	}
+	return p.peers.withholds(from, &p.checks.cfg)
+}
+
+// expireChecks counts the claims whose poll never came as inconclusive.
+func (p *Peer) expireChecks(now time.Time) {
+	for _, cl := range p.checks.expire(now) {
+		p.judged(cl, Inconclusive)
+	}
+}
+
+// heldEvery is how often Status recounts the store by attribution: a scan
+// of every current state.
+const heldEvery = 30 * time.Second
+
+// heldCounts returns the current states by who vouches for them, counted
+// at most every heldEvery.
+func (p *Peer) heldCounts() map[string]int64 {
+	p.heldMu.Lock()
+	defer p.heldMu.Unlock()
+	if p.held != nil && time.Since(p.heldAt) < heldEvery {
+		return p.held
+	}
+	held := map[string]int64{}
+	err := p.stores.Events.Current(func(e webevents.Event) error {
+		k := e.From
+		if k == "" {
+			k = "own"
+		}
+		held[k]++
+		return nil
+	})
+	if err != nil {
+		return p.held
+	}
+	p.held, p.heldAt = held, time.Now()
+	return held
+}
