@@ -9,14 +9,19 @@ import (
 )
 
 func cmdDemo(ctx context.Context, args []string, out io.Writer) error {
-	fs := newFlags("demo", "demo [--peers K] [--hosts N] [--pages N] [--change-every D] [--duration D] [--controller C] [--budget R] [--seed N] [--keep]")
+	fs := newFlags("demo", "demo [--peers K] [--hosts N] [--pages N] [--change-every D] [--duration D] [--warmup D] [--revisit D] [--split] [--liars N] [--controller C] [--budget R] [--seed N] [--keep]")
 	d := demo.Config{}
 	fs.IntVar(&d.Peers, "peers", 3, "peers in each group")
-	fs.IntVar(&d.Hosts, "hosts", 50, "hosts of the synthetic web")
-	fs.IntVar(&d.Pages, "pages", 200, "pages per host")
-	fs.DurationVar(&d.ChangeEvery, "change-every", 0, "mean time between two updates of one page (default 3m)")
+	fs.IntVar(&d.Hosts, "hosts", 20, "hosts of the synthetic web")
+	fs.IntVar(&d.Pages, "pages", 100, "pages per host")
+	fs.DurationVar(&d.ChangeEvery, "change-every", 0, "mean time between two updates of one page (default 10s)")
 	fs.DurationVar(&d.ChurnEvery, "churn-every", 0, "mean time between creations, and deletions, on one host (default 2m)")
-	fs.DurationVar(&d.Duration, "duration", 0, "how long the peers run (default 2m)")
+	fs.DurationVar(&d.Duration, "duration", 0, "how long the peers run (default 3m)")
+	fs.DurationVar(&d.Warmup, "warmup", 0, "time before freshness is averaged (default a third of --duration)")
+	fs.DurationVar(&d.Revisit, "revisit", 0, "fixed revisit interval of every peer: each page wanted once per D (default adaptive, 5s to 5m)")
+	fs.BoolVar(&d.Split, "split", false, "split the hosts between the cooperating peers by hand, with special prefixes")
+	fs.IntVar(&d.Liars, "liars", 0, "lying peers that join the community")
+	fs.Float64Var(&d.LieRate, "lie-rate", 20, "false events a second each liar tells")
 	fs.StringVar(&d.Controller, "controller", "rate", "rho controller of the cooperating peers: rate, bangbang, seek[:PERIOD] or a number")
 	fs.Float64Var(&d.Budget, "budget", 40, "requests per second of every peer")
 	fs.Uint64Var(&d.Seed, "seed", 1, "random seed of the synthetic web")
@@ -39,7 +44,9 @@ func cmdDemo(ctx context.Context, args []string, out io.Writer) error {
 		return usagef("--hosts and --pages must be at least 1")
 	case d.Budget <= 0:
 		return usagef("--budget must be positive")
-	case d.Duration < 0 || d.ChangeEvery < 0 || d.ChurnEvery < 0:
+	case d.Liars < 0 || d.LieRate < 0:
+		return usagef("--liars and --lie-rate cannot be negative")
+	case d.Duration < 0 || d.ChangeEvery < 0 || d.ChurnEvery < 0 || d.Warmup < 0 || d.Revisit < 0:
 		return usagef("durations cannot be negative")
 	}
 	if _, err := rho.Parse(d.Controller); err != nil {

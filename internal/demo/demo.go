@@ -25,12 +25,29 @@ import (
 // Config sets up a demonstration. Zero fields take the defaults named.
 type Config struct {
 	Peers       int           // peers per group; default 3
-	Hosts       int           // web servers; default 50
-	Pages       int           // pages per host at start; default 200
-	ChangeEvery time.Duration // mean time between two updates of one page; default 3 min
+	Hosts       int           // web servers; default 20
+	Pages       int           // pages per host at start; default 100
+	ChangeEvery time.Duration // mean time between two updates of one page; default 10 s
 	ChurnEvery  time.Duration // mean time between creations (and deletions) on one host; default 2 min
-	Duration    time.Duration // how long the peers run; default 2 min
-	Budget      float64       // requests per second of every peer; default 40
+	Duration    time.Duration // how long the peers run; default 3 min
+	// Warmup is how long the peers run before freshness is averaged:
+	// discovery is over and the figures are steady; default a third of
+	// Duration.
+	Warmup time.Duration
+	Budget float64 // requests per second of every peer; default 40
+	// Revisit, when set, fixes every peer's revisit interval (each page
+	// wanted once per Revisit) instead of the adaptive 5 s to 5 min: the
+	// regime where the interval, not the budget, sets the load.
+	Revisit time.Duration
+	// Split hands each cooperating peer a share of the hosts with special
+	// prefixes, as an operator would; by default the peers find their
+	// split themselves.
+	Split bool
+	// Liars is how many lying peers join the community: mirrors that also
+	// tell LieRate false DELETEs and UPDATEs a second about live pages,
+	// half of them under an honest peer's cid.
+	Liars   int
+	LieRate float64 // default 20
 	Controller  string        // rho controller of the cooperating peers; default "rate"
 	Seed        uint64        // the web's random seed; default 1
 	Dir         string        // a new folder for the peers' stores is made in it; default the system's temporary folder
@@ -48,16 +65,20 @@ func (c *Config) defaults() error {
 		}
 	}
 	def(&c.Peers, 3)
-	def(&c.Hosts, 50)
-	def(&c.Pages, 200)
+	def(&c.Hosts, 20)
+	def(&c.Pages, 100)
 	dur := func(v *time.Duration, d time.Duration) {
 		if *v <= 0 {
 			*v = d
 		}
 	}
-	dur(&c.ChangeEvery, 3*time.Minute)
+	dur(&c.ChangeEvery, 10*time.Second)
 	dur(&c.ChurnEvery, 2*time.Minute)
-	dur(&c.Duration, 2*time.Minute)
+	dur(&c.Duration, 3*time.Minute)
+	dur(&c.Warmup, c.Duration/3)
+	if c.LieRate <= 0 {
+		c.LieRate = 20
+	}
 	dur(&c.Every, 5*time.Second)
 	if c.Budget <= 0 {
 		c.Budget = 40
@@ -90,6 +111,7 @@ func (c *Config) defaults() error {
 const (
 	Coop = "cooperating"
 	Poll = "polling-only"
+	Liar = "liar"
 )
 
 // Run runs the demonstration until Config.Duration has passed or ctx ends,
@@ -112,10 +134,11 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	defer stopWeb()
 	printIntro(cfg, dir)
-	c, err := startCommunity(cfg, dir, w.Seeds())
+	c, err := startCommunity(cfg, dir, w)
 	if err != nil {
 		return nil, err
 	}
+	c.started = time.Now()
 	defer c.stop()
 	c.printDashboards(cfg.Out)
 
@@ -124,7 +147,8 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err != nil {
 		return rep, err
 	}
-	rep.Peers = finalRows(c.members, rep.Series)
+	rep.Peers = finalRows(c.members, rep.Series, cfg.Warmup)
+	rep.Liars = c.liarFates()
 	c.stop()
 	rep.Interrupted = interrupted
 	return rep, finish(cfg, rep, dir)
@@ -161,9 +185,18 @@ func printIntro(cfg Config, dir string) {
 	out := cfg.Out
 	fmt.Fprintf(out, "cocrawl demo: a synthetic web of %d hosts x %d pages on loopback, each page updated every %v on average;\n",
 		cfg.Hosts, cfg.Pages, cfg.ChangeEvery)
-	fmt.Fprintf(out, "%d cooperating peers (sharing, merging, controller %s, found through a community DHT) against %d polling-only peers,\n",
-		cfg.Peers, cfg.Controller, cfg.Peers)
-	fmt.Fprintf(out, "every peer limited to %.0f requests per second; running for %v. Data in %s.\n\n", cfg.Budget, cfg.Duration, dir)
+	split := "each finding its own part of the web (no hand-made split)"
+	if cfg.Split {
+		split = "with the hosts split between them by hand (special prefixes)"
+	}
+	fmt.Fprintf(out, "%d cooperating peers (sharing, merging, controller %s, found through a community DHT), %s,\n",
+		cfg.Peers, cfg.Controller, split)
+	fmt.Fprintf(out, "against %d polling-only peers; every peer limited to %.0f requests per second; running for %v.\n", cfg.Peers, cfg.Budget, cfg.Duration)
+	if cfg.Liars > 0 {
+		fmt.Fprintf(out, "%d lying peer(s) join the community, each telling %.0f false events a second.\n", cfg.Liars, cfg.LieRate)
+	}
+	fmt.Fprintf(out, "Freshness is the share of the web's live pages whose current version a peer holds; figures average it after a %v warm-up.\n", cfg.Warmup)
+	fmt.Fprintf(out, "Data in %s.\n\n", dir)
 }
 
 // finish prints the report and writes its files.
@@ -191,28 +224,44 @@ type member struct {
 	base        string
 }
 
-// community is both groups of peers, running.
+// community is both groups of peers, and the liars, running.
 type community struct {
 	members []*member
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
 	once    sync.Once
+	started time.Time
 }
 
-// startCommunity starts cfg.Peers peers of each group; the first
-// cooperating peer is the others' DHT bootstrap.
-func startCommunity(cfg Config, dir string, hosts []string) (*community, error) {
+// startCommunity starts cfg.Peers peers of each group and cfg.Liars liars;
+// the first cooperating peer is the others' DHT bootstrap.
+func startCommunity(cfg Config, dir string, w *testweb.Web) (*community, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	c := &community{cancel: cancel}
-	var bootstrap []string
-	for g, group := range []string{Coop, Poll} {
-		for i := range cfg.Peers {
+	var bootstrap, honest []string
+	hosts := w.Seeds()
+	for g, group := range []string{Coop, Poll, Liar} {
+		n := cfg.Peers
+		if group == Liar {
+			n = cfg.Liars
+		}
+		for i := range n {
 			m, err := startMember(ctx, cfg, dir, group, i, hosts, bootstrap)
 			if err != nil {
 				c.stop()
 				return nil, err
 			}
 			c.members = append(c.members, m)
+			if group == Coop {
+				honest = append(honest, m.peer.CID())
+			}
+			if group == Liar {
+				c.wg.Add(1)
+				go func() {
+					defer c.wg.Done()
+					lie(ctx, m, w, honest, cfg.LieRate, uint64(i)+cfg.Seed)
+				}()
+			}
 			c.wg.Add(1)
 			go func() {
 				defer c.wg.Done()
@@ -289,7 +338,7 @@ loop:
 // startMember starts peer i of group with its store, share server and, for
 // the cooperating group, libp2p.
 func startMember(ctx context.Context, cfg Config, dir, group string, i int, hosts, bootstrap []string) (*member, error) {
-	name := fmt.Sprintf("%s-%d", map[string]string{Coop: "coop", Poll: "poll"}[group], i+1)
+	name := fmt.Sprintf("%s-%d", map[string]string{Coop: "coop", Poll: "poll", Liar: "liar"}[group], i+1)
 	st, err := webevents.OpenBadger(filepath.Join(dir, name, "db"), webevents.BadgerOptions{MemTableSize: 8 << 20, Logger: cfg.Logger})
 	if err != nil {
 		return nil, err
@@ -299,12 +348,16 @@ func startMember(ctx context.Context, cfg Config, dir, group string, i int, host
 		st.Close()
 		return nil, err
 	}
+	revisitMin, revisitMax := 5*time.Second, 5*time.Minute
+	if cfg.Revisit > 0 {
+		revisitMin, revisitMax = cfg.Revisit, cfg.Revisit
+	}
 	pc := peer.Config{
 		Addr: ln.Addr().String(), Moniker: "cocrawl-demo/" + name,
 		Crawl: crawl.Config{
 			Seeds: hosts, Workers: 8, Agent: "cocrawl",
 			MinDelay: 100 * time.Millisecond, DelaySet: true, DelayFactor: 1,
-			RevisitMin: 5 * time.Second, RevisitMax: 5 * time.Minute,
+			RevisitMin: revisitMin, RevisitMax: revisitMax,
 			BackoffBase: time.Second, BackoffMax: 30 * time.Second,
 			Fetch: crawl.FetchConfig{AllowPrivate: true, Timeout: 5 * time.Second, UserAgent: "cocrawl-demo/1.1 (" + name + ")"},
 		},
@@ -312,14 +365,16 @@ func startMember(ctx context.Context, cfg Config, dir, group string, i int, host
 		Schedule: peer.Schedule{MergeMin: 3 * time.Second, MergeMax: 20 * time.Second, BackoffBase: time.Second, BackoffMax: 10 * time.Second},
 		Grace:    3 * time.Second, Logger: cfg.Logger,
 	}
-	if group == Coop {
+	if group == Coop || group == Liar {
 		ctl, _ := rho.Parse(cfg.Controller)
 		pc.Controller, pc.Mode, pc.Share = ctl, "sharing-hybrid", true
-		// The hosts are split between the cooperating peers with the
-		// protocol's special prefixes: each polls its share and merges
-		// the rest once its peers have shared.
+		if group == Liar {
+			pc.Controller, pc.Mode = rho.Fixed(0), "mirror"
+		}
+		// With Split, the hosts are shared out between the cooperating
+		// peers with the protocol's special prefixes, as an operator would.
 		for h, u := range hosts {
-			if h%cfg.Peers == i {
+			if cfg.Split && group == Coop && h%cfg.Peers == i {
 				pc.Special = append(pc.Special, strings.TrimSuffix(u, "/")+"/")
 			}
 		}
@@ -347,6 +402,7 @@ type Point struct {
 	T        time.Duration
 	Coverage map[string]float64 // by peer
 	Cache    map[string]float64
+	False    map[string]float64    // share of pages held in a false state a liar gave
 	Group    map[string][2]float64 // by group: mean coverage, mean cache
 }
 
@@ -361,8 +417,18 @@ func measure(w *testweb.Web, members []*member, t time.Duration) (Point, error) 
 	}
 	pt := Point{T: t, Coverage: map[string]float64{}, Cache: map[string]float64{}, Group: map[string][2]float64{}}
 	sums := map[string][3]float64{}
+	liars := map[string]bool{}
 	for _, m := range members {
-		var entries, freshEntries, freshLive int
+		if m.group == Liar {
+			liars["http://"+m.peer.PeerID()+"/robots.shr"] = true
+		}
+	}
+	pt.False = map[string]float64{}
+	for _, m := range members {
+		if m.group == Liar {
+			continue
+		}
+		var entries, freshEntries, freshLive, held int
 		err := m.store.Current(func(e webevents.Event) error {
 			ps, ok := truth[e.URL]
 			if !ok {
@@ -374,6 +440,8 @@ func measure(w *testweb.Web, members []*member, t time.Duration) (Point, error) 
 				if ps.Live {
 					freshLive++
 				}
+			} else if liars[e.From] {
+				held++ // a false state a liar gave
 			}
 			return nil
 		})
@@ -381,6 +449,7 @@ func measure(w *testweb.Web, members []*member, t time.Duration) (Point, error) 
 			return pt, fmt.Errorf("demo: read %s: %w", m.name, err)
 		}
 		pt.Coverage[m.name] = ratio(freshLive, live)
+		pt.False[m.name] = ratio(held, len(truth))
 		pt.Cache[m.name] = ratio(freshEntries, entries)
 		s := sums[m.group]
 		s[0] += pt.Coverage[m.name]
@@ -423,9 +492,12 @@ func progressLine(pt Point, members []*member) string {
 	for _, m := range members {
 		st := m.peer.Status(false)
 		g := 0
-		if m.group == Poll {
+		switch m.group {
+		case Poll:
 			g = 1
-		} else {
+		case Liar:
+			continue
+		default:
 			rhos = append(rhos, fmt.Sprintf("%.2f", st.Rho))
 		}
 		polls[g] += st.Polls
@@ -437,34 +509,42 @@ func progressLine(pt Point, members []*member) string {
 }
 
 // finalRows reads every peer's figures at the end of the run.
-func finalRows(members []*member, series []Point) []PeerRow {
+func finalRows(members []*member, series []Point, warmup time.Duration) []PeerRow {
 	var rows []PeerRow
 	for _, m := range members {
+		if m.group == Liar {
+			continue
+		}
 		st := m.peer.Status(false)
 		r := PeerRow{Name: m.name, Group: m.group, Rho: st.Rho, Polls: st.Polls, Merges: st.Merges,
 			EventsPerPoll: st.EventsPerPoll, EventsPerMerge: st.EventsPerMerge,
 			Bytes: st.Bytes["poll"] + st.Bytes["merge"]}
 		if n := len(series); n > 0 {
 			r.Coverage, r.Cache = series[n-1].Coverage[m.name], series[n-1].Cache[m.name]
-			r.MeanCoverage = meanOverSecondHalf(series, func(p Point) float64 { return p.Coverage[m.name] })
+			r.MeanCoverage = meanAfter(series, warmup, func(p Point) float64 { return p.Coverage[m.name] })
+			r.False = series[n-1].False[m.name]
 		}
+		r.Checks, r.ChecksRefuted = st.Checks.Asked, st.Checks.Refuted
 		rows = append(rows, r)
 	}
 	sort.SliceStable(rows, func(i, j int) bool { return rows[i].Group < rows[j].Group })
 	return rows
 }
 
-// meanOverSecondHalf averages a series over the second half of the run,
-// when discovery is over: the time-averaged freshness of section 4.2.
-func meanOverSecondHalf(series []Point, f func(Point) float64) float64 {
+// meanAfter averages a series after the warm-up, when discovery is over:
+// the time-averaged freshness of the thesis's section 4.2. A run shorter
+// than its warm-up averages its second half.
+func meanAfter(series []Point, warmup time.Duration, f func(Point) float64) float64 {
 	if len(series) == 0 {
 		return 0
 	}
-	half := series[len(series)-1].T / 2
+	if end := series[len(series)-1].T; warmup >= end {
+		warmup = end / 2
+	}
 	var sum float64
 	var n int
 	for _, p := range series {
-		if p.T >= half {
+		if p.T >= warmup {
 			sum += f(p)
 			n++
 		}

@@ -45,13 +45,34 @@ func TestDemoRunsAndReports(t *testing.T) {
 	if strings.Count(string(svg), "<polyline") != 4 {
 		t.Fatal("the chart lacks its four lines")
 	}
-	for _, want := range []string{"freshness: cooperating", "coop-1", "poll-2", "cooperating peers held"} {
+	for _, want := range []string{"freshness: cooperating", "coop-1", "poll-2", "as fresh as polling-only", "settings: --peers 2 --hosts 6"} {
 		if !strings.Contains(out.String(), want) {
 			t.Fatalf("output lacks %q:\n%s", want, out.String())
 		}
 	}
 	if left, _ := os.ReadDir(cfg.Dir); len(left) != 0 {
 		t.Fatalf("data left behind in %s: %v", cfg.Dir, left)
+	}
+}
+
+// A liar joins, is merged from, and its fate is in the summary.
+func TestDemoWithALiar(t *testing.T) {
+	cfg := smallConfig(t)
+	cfg.Liars, cfg.Duration = 1, 8*time.Second
+	var out bytes.Buffer
+	cfg.Out = &out
+	rep, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Liars) != 1 || len(rep.Liars[0].MergesBefore) == 0 {
+		t.Fatalf("liars: %+v", rep.Liars)
+	}
+	summary, _ := os.ReadFile(filepath.Join(cfg.Results, "summary.txt"))
+	for _, want := range []string{"liar-1:", "--liars 1", "in a false state a liar gave"} {
+		if !strings.Contains(string(summary), want) {
+			t.Fatalf("summary lacks %q:\n%s", want, summary)
+		}
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -17,9 +18,12 @@ import (
 type PeerRow struct {
 	Name, Group    string
 	Rho            float64
-	Coverage       float64 // at the end
-	MeanCoverage   float64 // averaged over the second half of the run
+	Coverage       float64 // freshness at the end
+	MeanCoverage   float64 // freshness averaged after the warm-up: the headline
 	Cache          float64 // thesis cache freshness at the end
+	False          float64 // share of pages held in a false state a liar gave, at the end
+	Checks         int64   // spot-checks asked
+	ChecksRefuted  int64
 	Polls, Merges  int64
 	EventsPerPoll  float64
 	EventsPerMerge float64
@@ -32,7 +36,9 @@ type Report struct {
 	Series      []Point
 	Peers       []PeerRow
 	Groups      map[string]PeerRow // means per group
-	Ratio       float64            // cooperating / polling-only mean coverage, second half
+	Ratio       float64            // cooperating / polling-only freshness after the warm-up
+	Load        float64            // cooperating / polling-only requests per peer
+	Liars       []LiarFate
 	Interrupted bool
 }
 
@@ -51,6 +57,9 @@ func (r *Report) summarise() {
 		g.EventsPerPoll += p.EventsPerPoll
 		g.EventsPerMerge += p.EventsPerMerge
 		g.Bytes += p.Bytes
+		g.False += p.False
+		g.Checks += p.Checks
+		g.ChecksRefuted += p.ChecksRefuted
 		r.Groups[p.Group] = g
 		n[p.Group]++
 	}
@@ -65,11 +74,24 @@ func (r *Report) summarise() {
 		g.EventsPerPoll /= c
 		g.EventsPerMerge /= c
 		g.Bytes = int64(float64(g.Bytes) / c)
+		g.False /= c
+		g.Checks = int64(float64(g.Checks) / c)
+		g.ChecksRefuted = int64(float64(g.ChecksRefuted) / c)
 		r.Groups[k] = g
 	}
 	if p := r.Groups[Poll].MeanCoverage; p > 0 {
 		r.Ratio = r.Groups[Coop].MeanCoverage / p
 	}
+	if p := r.Groups[Poll].Polls; p > 0 {
+		r.Load = float64(r.Groups[Coop].Polls) / float64(p)
+	}
+}
+
+// Settings is every parameter of the run, on one line, so a summary can
+// be reproduced.
+func (c Config) Settings() string {
+	return fmt.Sprintf("settings: --peers %d --hosts %d --pages %d --change-every %v --churn-every %v --duration %v --warmup %v --budget %g --revisit %v --split=%v --liars %d --lie-rate %g --controller %s --seed %d",
+		c.Peers, c.Hosts, c.Pages, c.ChangeEvery, c.ChurnEvery, c.Duration, c.Warmup, c.Budget, c.Revisit, c.Split, c.Liars, c.LieRate, c.Controller, c.Seed)
 }
 
 // Print writes the comparison table.
@@ -78,22 +100,47 @@ func (r *Report) Print(w io.Writer) {
 	if r.Interrupted {
 		fmt.Fprintln(w, "(interrupted: figures so far)")
 	}
+	fmt.Fprintln(w, r.Config.Settings())
+	fmt.Fprintf(w, "freshness: the share of the web's live pages whose current version a peer holds, averaged after the %v warm-up.\n\n", r.Config.Warmup)
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "peer\tgroup\trho\tfreshness (coverage, end)\tcoverage, 2nd half\tcache freshness\tpolls\tmerges\tevents/poll\tevents/merge\tMB moved\t")
+	fmt.Fprintln(tw, "peer\tgroup\trho\tfreshness\tat end\tcache freshness\tpolls\tmerges\tevents/poll\tevents/merge\tMB moved\tchecks\trefuted\tfalse pages\t")
 	row := func(p PeerRow) {
-		fmt.Fprintf(tw, "%s\t%s\t%.2f\t%.3f\t%.3f\t%.3f\t%d\t%d\t%.3f\t%.2f\t%.1f\t\n", p.Name, p.Group, p.Rho, p.Coverage, p.MeanCoverage,
-			p.Cache, p.Polls, p.Merges, p.EventsPerPoll, p.EventsPerMerge, float64(p.Bytes)/(1<<20))
+		fmt.Fprintf(tw, "%s\t%s\t%.2f\t%.3f\t%.3f\t%.3f\t%d\t%d\t%.3f\t%.2f\t%.1f\t%d\t%d\t%.2f%%\t\n", p.Name, p.Group, p.Rho, p.MeanCoverage, p.Coverage,
+			p.Cache, p.Polls, p.Merges, p.EventsPerPoll, p.EventsPerMerge, float64(p.Bytes)/(1<<20), p.Checks, p.ChecksRefuted, 100*p.False)
 	}
 	for _, p := range r.Peers {
 		row(p)
 	}
-	fmt.Fprintln(tw, "\t\t\t\t\t\t\t\t\t\t\t")
+	fmt.Fprintln(tw, "\t\t\t\t\t\t\t\t\t\t\t\t\t\t")
 	for _, g := range []string{Coop, Poll} {
 		row(r.Groups[g])
 	}
 	tw.Flush()
-	fmt.Fprintf(w, "\ncooperating peers held %.2fx the fresh pages of polling-only peers (coverage averaged over the second half),\n", r.Ratio)
-	fmt.Fprintf(w, "for the same %.0f requests per second each.\n", r.Config.Budget)
+	fmt.Fprintf(w, "\ncooperating peers were %.2fx as fresh as polling-only peers, each allowed %.0f requests per second;\n", r.Ratio, r.Config.Budget)
+	fmt.Fprintf(w, "each sent %.2fx the requests of a polling-only peer (%d against %d).\n", r.Load, r.Groups[Coop].Polls, r.Groups[Poll].Polls)
+	for _, l := range r.Liars {
+		fmt.Fprintf(w, "%s:", l.Name)
+		for _, name := range sortedKeys(l.MergesBefore) {
+			if at, ok := l.DistrustedBy[name]; ok {
+				fmt.Fprintf(w, " distrusted by %s at %.0fs after %d merges (%d claims refuted);", name, at.Seconds(), l.MergesBefore[name], l.Refuted[name])
+			} else {
+				fmt.Fprintf(w, " still trusted by %s (%d merges, %d refuted);", name, l.MergesBefore[name], l.Refuted[name])
+			}
+		}
+		fmt.Fprintln(w)
+	}
+	if len(r.Liars) > 0 {
+		fmt.Fprintf(w, "cooperating peers held %.2f%% of the web's pages in a false state a liar gave, at the end.\n", 100*r.Groups[Coop].False)
+	}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // Write puts summary.txt, freshness.csv and freshness.svg in dir.
@@ -143,7 +190,7 @@ func (r *Report) svg() string {
 		XLabel: "time since start (s)",
 		YLabel: "freshness",
 		YMax:   1,
-		Note:   fmt.Sprintf("ratio %.2fx", r.Ratio),
+		Note:   fmt.Sprintf("freshness ratio %.2fx after a %v warm-up", r.Ratio, r.Config.Warmup),
 	}
 	for _, s := range []struct {
 		group, label, color string
