@@ -19,7 +19,11 @@
 // peers, sitemaps, feeds) enters through one door, Crawler.Hint: a URL in
 // scope joins the frontier, someone else's poll counts as a visit, a
 // reported change makes the URL due. Robots.txt, politeness and scope stay
-// in charge. The files follow the concerns: config.go, scope.go (scope and
+// in charge. Recheck asks for one unconditional poll that hints cannot put
+// off (a spot-check of a peer's claim). With Config.Spread each crawler
+// polls in its own order, so peers that hint each other interleave; with
+// Config.Confirm a poll that saw no change is recorded as a confirmation,
+// which peers count as a visit. order.go holds the order and the interval. The files follow the concerns: config.go, scope.go (scope and
 // trap rules), politeness.go, fetch.go, robots.go, detect.go, links.go,
 // frontier.go, hint.go, persist.go, errorkinds.go; crawler.go holds the
 // life cycle and the poll.

@@ -20,6 +20,13 @@
 // prefixes of healthy peers that have shared events are left to them
 // (crawl.Crawler.Delegate): their events are merged instead of polled.
 //
+// What a merge brings decides what the peer polls, and is checked
+// (trust.go, spec section 12): every merged record is a visit for the
+// crawler (crawl.Hint), each merge's records are sampled and re-polled, a
+// peer whose claims the polls refute is distrusted (never merged again, its
+// states re-polled, its records withheld from the day files), and records
+// of peers not yet vouched for are not published onward.
+//
 // Peer.Handler serves the share repository (/robots.shr, /share/), the
 // dashboard at /, /api/status and /api/peers as JSON, and Prometheus
 // metrics at /metrics, from one registry per peer so several peers can run

@@ -46,16 +46,16 @@ type Config struct {
 	// Liars is how many lying peers join the community: mirrors that also
 	// tell LieRate false DELETEs and UPDATEs a second about live pages,
 	// half of them under an honest peer's cid.
-	Liars   int
-	LieRate float64 // default 20
-	Controller  string        // rho controller of the cooperating peers; default "rate"
-	Seed        uint64        // the web's random seed; default 1
-	Dir         string        // a new folder for the peers' stores is made in it; default the system's temporary folder
-	Keep        bool          // keep Dir afterwards
-	Results     string        // folder for freshness.csv, freshness.svg, summary.txt; default "demo-results"
-	Every       time.Duration // progress line interval; default 5 s
-	Out         io.Writer     // progress and results; default os.Stdout
-	Logger      *slog.Logger  // default: warnings to stderr
+	Liars      int
+	LieRate    float64       // default 20
+	Controller string        // rho controller of the cooperating peers; default "rate"
+	Seed       uint64        // the web's random seed; default 1
+	Dir        string        // a new folder for the peers' stores is made in it; default the system's temporary folder
+	Keep       bool          // keep Dir afterwards
+	Results    string        // folder for freshness.csv, freshness.svg, summary.txt; default "demo-results"
+	Every      time.Duration // progress line interval; default 5 s
+	Out        io.Writer     // progress and results; default os.Stdout
+	Logger     *slog.Logger  // default: warnings to stderr
 }
 
 func (c *Config) defaults() error {

@@ -82,4 +82,3 @@ func (c *community) liarFates() []LiarFate {
 	}
 	return out
 }
-
