@@ -271,10 +271,16 @@ func (p *Peer) onMerged(from string, batch []webevents.Event, _ webevents.MergeR
 	p.checks.offer(from, batch)
 }
 
-// askChecks asks the crawler to re-poll the sample of a merge just ended.
+// askChecks asks the crawler to re-poll the sample of a merge just ended:
+// all of it while the source is not yet vouched for, one record once it is
+// (a liar that turns later is still caught, at a quarter of the cost).
 func (p *Peer) askChecks(from string) {
 	now := time.Now()
-	for _, e := range p.checks.take(from) {
+	sample := p.checks.take(from)
+	if len(sample) > 1 && !p.peers.withholds(from, &p.checks.cfg) {
+		sample = sample[:1]
+	}
+	for _, e := range sample {
 		if p.checks.await(from, e, now) && !p.crawler.Recheck(e.URL) {
 			p.checks.settle(e.URL) // out of this peer's scope: it cannot check
 		}
