@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
+	"hash/maphash"
 	"net/http"
 	"regexp"
 	"sync"
@@ -47,7 +47,7 @@ type Crawler struct {
 	persist     chan persistItem
 	persistDone chan error
 
-	salt                                          uint64 // this crawler's own order (Config.Spread)
+	order                                         maphash.Seed // this crawler's own order (Config.Spread)
 	polls, notModified, created, updated, deleted atomic.Int64
 	confirmed, hinted                             atomic.Int64
 	robotsExcluded, robotsFetches                 atomic.Int64
@@ -63,7 +63,7 @@ func New(cfg Config, store Store, fs FrontierStore) (*Crawler, error) {
 	}
 	c := &Crawler{cfg: cfg, store: store, fstore: fs, fetcher: NewFetcher(cfg.Fetch), f: newFrontier(),
 		wake: make(chan struct{}, 1), persist: make(chan persistItem, 4096), errs: map[string]int64{}, scope: map[string]bool{},
-		salt: rand.Uint64()}
+		order: maphash.MakeSeed()}
 	for _, p := range cfg.Include {
 		re, err := regexp.Compile(p)
 		if err != nil {

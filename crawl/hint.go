@@ -40,23 +40,15 @@ func (c *Crawler) Hint(h Hint) bool {
 	seen, changed := earlier(h.Seen, now), earlier(h.Changed, now)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	st := c.f.urls[u]
+	st := c.admitted(u, now)
 	if st == nil {
-		c.addURL(u, 0, now)
-		if st = c.f.urls[u]; st == nil {
-			return false
-		}
+		return false
 	}
 	if st.Gone {
-		if changed.IsZero() {
-			return true
+		if !changed.IsZero() {
+			// Said to have changed since it was deleted: look again now.
+			c.revive(st, now)
 		}
-		// Said to have changed since it was deleted: look again now.
-		st.Gone = false
-		st.Due = now
-		c.f.enqueue(c.f.host(hostKey(u)), st)
-		c.save(st)
-		c.signal()
 		return true
 	}
 	look := c.lastLook(st)
@@ -95,24 +87,39 @@ func (c *Crawler) Recheck(rawURL string) bool {
 	now := time.Now()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	st := c.f.urls[u]
+	st := c.admitted(u, now)
 	if st == nil {
-		c.addURL(u, 0, now)
-		if st = c.f.urls[u]; st == nil {
-			return false
-		}
+		return false
 	}
 	st.checking = true
 	if st.Gone {
-		st.Gone = false
-		st.Due = now
-		c.f.enqueue(c.f.host(hostKey(u)), st)
-	} else {
-		c.f.setDue(st, now)
+		c.revive(st, now)
+		return true
 	}
+	c.f.setDue(st, now)
 	c.save(st)
 	c.signal()
 	return true
+}
+
+// admitted returns the frontier's state of a normalised URL, adding it
+// (as a seed would be: depth 0) when the scope and trap rules admit it;
+// nil when they do not. c.mu held.
+func (c *Crawler) admitted(u string, now time.Time) *URLState {
+	if st := c.f.urls[u]; st != nil {
+		return st
+	}
+	c.addURL(u, 0, now)
+	return c.f.urls[u]
+}
+
+// revive queues a URL held as deleted again, due now. c.mu held.
+func (c *Crawler) revive(st *URLState, now time.Time) {
+	st.Gone = false
+	st.Due = now
+	c.f.enqueue(c.f.host(hostKey(st.URL)), st)
+	c.save(st)
+	c.signal()
 }
 
 // lastLook is when the URL's state was last known to this crawler: a

@@ -286,8 +286,18 @@ func (s *peerSet) judge(from string, v Verdict, t *Trust, now time.Time) (Record
 	return *r, false
 }
 
+// vouches says whether a source in the table is vouched for: its checks
+// were confirmed often enough and rarely refuted (Trust.vouches).
+func (s *peerSet) vouches(from string, t *Trust) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.rows[rowKey(from)]
+	return r != nil && t.vouches(r)
+}
+
 // withholds says whether records merged from a source stay out of this
-// peer's day files: the source is distrusted or not yet vouched for.
+// peer's day files: the source is in the table, distrusted or not yet
+// vouched for. Imports and unknown sources are published.
 func (s *peerSet) withholds(from string, t *Trust) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()

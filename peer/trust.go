@@ -205,8 +205,14 @@ func (c *checker) await(from string, e webevents.Event, now time.Time) bool {
 		return false
 	}
 	c.pending[e.URL] = claim{from: from, event: e, asked: now}
-	c.asked++
 	return true
+}
+
+// sent counts a check whose poll the crawler accepted.
+func (c *checker) sent() {
+	c.mu.Lock()
+	c.asked++
+	c.mu.Unlock()
 }
 
 // settle returns the claim waiting for a poll of url, if any.
@@ -277,13 +283,18 @@ func (p *Peer) onMerged(from string, batch []webevents.Event, _ webevents.MergeR
 func (p *Peer) askChecks(from string) {
 	now := time.Now()
 	sample := p.checks.take(from)
-	if len(sample) > 1 && !p.peers.withholds(from, &p.checks.cfg) {
+	if len(sample) > 1 && p.peers.vouches(from, &p.checks.cfg) {
 		sample = sample[:1]
 	}
 	for _, e := range sample {
-		if p.checks.await(from, e, now) && !p.crawler.Recheck(e.URL) {
-			p.checks.settle(e.URL) // out of this peer's scope: it cannot check
+		if !p.checks.await(from, e, now) {
+			continue // a check of that URL is already waiting
 		}
+		if !p.crawler.Recheck(e.URL) {
+			p.checks.settle(e.URL) // out of this peer's scope: it cannot check
+			continue
+		}
+		p.checks.sent()
 	}
 }
 

@@ -19,13 +19,17 @@ func lie(ctx context.Context, m *member, w *testweb.Web, honest []string, rate f
 	t := time.NewTicker(time.Duration(float64(time.Second) / rate))
 	defer t.Stop()
 	n := 0
+	var live []string
+	var listed time.Time
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
-		live := w.LiveURLs()
+		if time.Since(listed) > time.Second { // the list of every live page, once a second
+			live, listed = w.LiveURLs(), time.Now()
+		}
 		if len(live) == 0 {
 			continue
 		}
