@@ -37,8 +37,8 @@ type Config struct {
 	RevisitMax time.Duration // default 30 days
 
 	// Spread gives the crawler its own order: every revisit is put off by
-	// a share of Spread that a hash of the URL and a salt drawn by this
-	// crawler decides. Peers that learn each other's polls through merges
+	// a share of Spread that a hash of the URL, keyed by a seed drawn by
+	// this crawler, decides. Peers that learn each other's polls through merges
 	// (Hint) then interleave instead of polling the same URLs in the same
 	// order: each URL settles on the peer that reaches it first. Make it a
 	// few times the time a poll takes to reach the other peers; 0 (a lone
