@@ -2,6 +2,7 @@ package webevents
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/binary"
 	"encoding/json"
@@ -183,16 +184,30 @@ func getEvent(txn *badger.Txn, url string) (Event, bool, error) {
 // small enough for Badger, keeping each touched day's info in memory and
 // writing it with every commit.
 type writer struct {
-	s     *BadgerStore
-	txn   *badger.Txn
-	days  map[int64]*DayInfo
-	count int64
-	size  int64
-	buf   []byte
+	s      *BadgerStore
+	txn    *badger.Txn
+	days   map[int64]*DayInfo  // every day this writer touched, as it now is
+	dirty  map[int64]bool      // the days to write with the next commit
+	blocks map[int64]*logBlock // each day's block not yet set in txn
+	count  int64
+	size   int64
+	buf    []byte
 }
 
+// logBlock is consecutive records of one day, stored under the offset of
+// its first.
+type logBlock struct {
+	day, start int64
+	buf        []byte
+}
+
+// maxBlock bounds a block's bytes: a read from an offset inside a block
+// decodes the records before it, and Badger keeps values this large in its
+// value log rather than the LSM tree.
+const maxBlock = 32 << 10
+
 func (s *BadgerStore) newWriter() *writer {
-	return &writer{s: s, txn: s.db.NewTransaction(true), days: make(map[int64]*DayInfo)}
+	return &writer{s: s, txn: s.db.NewTransaction(true), days: make(map[int64]*DayInfo), dirty: make(map[int64]bool), blocks: make(map[int64]*logBlock)}
 }
 
 func (w *writer) dayInfo(day int64) (*DayInfo, error) {
@@ -243,32 +258,88 @@ func (w *writer) appendLog(e *Event) error {
 	if err != nil {
 		return err
 	}
-	if err := w.set(logKey(d.Day, d.Size), append([]byte{}, w.buf...)); err != nil {
-		return err
+	b := w.blocks[d.Day]
+	if b == nil {
+		b = &logBlock{day: d.Day, start: d.Size}
+		w.blocks[d.Day] = b
 	}
+	b.buf = appendToBlock(b.buf, w.buf)
 	d.Size += int64(RecordLen(e))
 	d.Records++
 	d.Updated = w.s.now()
+	w.dirty[d.Day] = true
+	if len(b.buf) >= maxBlock {
+		return w.flushBlock(b)
+	}
 	return nil
 }
 
-// commit writes the day infos and commits; with more it starts a new
-// transaction for the rest of the batch.
-func (w *writer) commit(more bool) error {
-	for _, d := range w.days {
-		if err := w.txn.Set(dayKey(d.Day), encodeDayInfo(d)); err != nil {
+func (w *writer) flushBlock(b *logBlock) error {
+	delete(w.blocks, b.day)
+	return w.set(logKey(b.day, b.start), b.buf)
+}
+
+// seal sets the open blocks and the changed day infos in the transaction.
+// The writer keeps its day infos across commits: a later transaction of
+// the same call may start before an earlier one is applied, and would read
+// stale ones.
+func (w *writer) seal() error {
+	for _, b := range w.blocks {
+		if err := w.flushBlock(b); err != nil {
 			return err
 		}
+	}
+	for day := range w.dirty {
+		if err := w.txn.Set(dayKey(day), encodeDayInfo(w.days[day])); err != nil {
+			return err
+		}
+	}
+	clear(w.dirty)
+	return nil
+}
+
+// commit seals and commits; with more it starts a new transaction for the
+// rest of the batch.
+func (w *writer) commit(more bool) error {
+	if err := w.seal(); err != nil {
+		return err
 	}
 	if err := w.txn.Commit(); err != nil {
 		return err
 	}
-	w.days = make(map[int64]*DayInfo)
+	w.next(more)
+	return nil
+}
+
+// commitAsync seals and sends the transaction to Badger without waiting,
+// and starts a new one; g collects the outcome. The new transaction is
+// opened before the commit is sent: Badger makes a new transaction wait
+// until every commit sent before it is applied, which would undo the
+// overlap. It reads nothing this call wrote (the writer keeps its day
+// infos, the resolver its states).
+func (w *writer) commitAsync(g *commitGroup) error {
+	if err := w.seal(); err != nil {
+		return err
+	}
+	txn := w.txn
+	w.next(true)
+	g.wg.Add(1)
+	txn.CommitWith(func(err error) {
+		if err != nil {
+			g.mu.Lock()
+			g.err = cmp.Or(g.err, err)
+			g.mu.Unlock()
+		}
+		g.wg.Done()
+	})
+	return nil
+}
+
+func (w *writer) next(more bool) {
 	w.count, w.size = 0, 0
 	if more {
 		w.txn = w.s.db.NewTransaction(true)
 	}
-	return nil
 }
 
 func (s *BadgerStore) Record(events []Event) error {
@@ -297,99 +368,179 @@ func (s *BadgerStore) Record(events []Event) error {
 	return nil
 }
 
+// mergePart is how many events of a Merge are resolved per transaction:
+// while one part commits (Badger writes on its own goroutine), the current
+// states of the next part are read, so the two overlap.
+const mergePart = 1024
+
 func (s *BadgerStore) Merge(events []Event, c *Cursor) (MergeResult, error) {
-	if err := validate(events); err != nil {
+	if err := validateParallel(events); err != nil {
 		return MergeResult{}, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	// Every read of this call is made at the state before it: the
+	// resolver's pending map holds every state this call has written and is
+	// consulted first, and Badger would make a read opened later wait for
+	// this call's commits in flight.
+	var readers [2]*badger.Txn
+	for i := range readers {
+		readers[i] = s.db.NewTransaction(false)
+		defer readers[i].Discard()
+	}
 	w := s.newWriter()
 	defer func() { w.txn.Discard() }()
-	known, err := s.prefetch(events)
-	if err != nil {
-		return MergeResult{}, fmt.Errorf("webevents: merge: %w", err)
+	var commits commitGroup
+	known := prefetch(readers, events[:min(len(events), mergePart)])
+	if known.err != nil {
+		return MergeResult{}, fmt.Errorf("webevents: merge: %w", known.err)
 	}
-	// Writers are serialised, so the committed state cannot change under
-	// us: the prefetched states plus the resolver's pending map are current.
-	r := newResolver(func(u string) (Event, bool, error) {
-		e, ok := known[u]
-		return e, ok, nil
+	at := 0 // the index in known of the event being resolved
+	r := newResolver(func(string) (Event, bool, error) {
+		return known.states[at], known.have[at], nil
 	}, c)
-	for _, in := range events {
-		if w.full() {
-			// Everything resolved so far is written; the pending map keeps
-			// later events of the batch consistent with it.
-			if err := w.commit(true); err != nil {
-				return r.result, fmt.Errorf("webevents: merge: %w", err)
+	fail := func(err error) (MergeResult, error) {
+		commits.wait()
+		return r.result, fmt.Errorf("webevents: merge: %w", err)
+	}
+	for lo := 0; lo < len(events); lo += mergePart {
+		part := events[lo:min(len(events), lo+mergePart)]
+		var next chan prefetched
+		if rest := events[lo+len(part):]; len(rest) > 0 {
+			next = make(chan prefetched, 1)
+			go func() { next <- prefetch(readers, rest[:min(len(rest), mergePart)]) }()
+		}
+		for i, in := range part {
+			if w.full() {
+				if err := w.commitAsync(&commits); err != nil {
+					<-orClosed(next)
+					return fail(err)
+				}
+			}
+			at = i
+			d, err := r.resolve(in)
+			if err == nil {
+				switch d.Action {
+				case Accept:
+					err = w.appendLog(&d.Result)
+				case Restate:
+					err = w.current(&d.Result)
+				}
+			}
+			if err != nil {
+				<-orClosed(next)
+				return fail(err)
 			}
 		}
-		d, err := r.resolve(in)
-		if err != nil {
-			return r.result, fmt.Errorf("webevents: merge: %w", err)
+		if next == nil {
+			break
 		}
-		switch d.Action {
-		case Accept:
-			err = w.appendLog(&d.Result)
-		case Restate:
-			err = w.current(&d.Result)
+		if err := w.commitAsync(&commits); err != nil {
+			<-next
+			return fail(err)
 		}
-		if err != nil {
-			return r.result, fmt.Errorf("webevents: merge: %w", err)
+		if known = <-next; known.err != nil {
+			return fail(known.err)
 		}
 	}
 	if c != nil {
 		v, err := json.Marshal(c)
 		if err != nil {
-			return r.result, err
+			return fail(err)
 		}
 		if err := w.set(cursorKey(c.Peer), v); err != nil {
-			return r.result, fmt.Errorf("webevents: merge cursor: %w", err)
+			return fail(fmt.Errorf("cursor: %w", err))
 		}
 	}
+	// The last part commits after every earlier one: Badger applies
+	// commits in the order they were sent, so the cursor is never durable
+	// before the events it covers.
 	if err := w.commit(false); err != nil {
+		return fail(err)
+	}
+	if err := commits.wait(); err != nil {
 		return r.result, fmt.Errorf("webevents: merge: %w", err)
 	}
 	return r.result, nil
 }
 
-// prefetch reads the current state of every URL in events, on two
-// goroutines: point reads are most of a merge's cost and they parallelise,
-// while the writes after them cannot.
-func (s *BadgerStore) prefetch(events []Event) (map[string]Event, error) {
-	const workers = 2
-	found := make([]map[string]Event, workers)
-	errs := make([]error, workers)
+// prefetched is the current state of each event's URL before the merge,
+// in the order of the events.
+type prefetched struct {
+	states []Event
+	have   []bool
+	err    error
+}
+
+// orClosed lets a failing merge wait for a prefetch it started, or for
+// nothing when it started none.
+func orClosed(c chan prefetched) <-chan prefetched {
+	if c == nil {
+		closed := make(chan prefetched)
+		close(closed)
+		return closed
+	}
+	return c
+}
+
+// commitGroup waits for asynchronous commits and keeps the first error.
+type commitGroup struct {
+	wg  sync.WaitGroup
+	mu  sync.Mutex
+	err error
+}
+
+func (g *commitGroup) wait() error {
+	g.wg.Wait()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.err
+}
+
+// validateParallel is validate on two goroutines: URL parsing is a
+// noticeable share of a merge.
+func validateParallel(events []Event) error {
+	if len(events) < 2*mergePart {
+		return validate(events)
+	}
+	half := len(events) / 2
+	var err error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		err = validate(events[half:])
+	}()
+	first := validate(events[:half])
+	<-done
+	if first != nil {
+		return first
+	}
+	return err
+}
+
+// prefetch reads the current state of every URL in events, in the order
+// of events, on two goroutines with the readers' transactions: point reads
+// are most of a merge's cost and they parallelise, while the writes after
+// them cannot.
+func prefetch(readers [2]*badger.Txn, events []Event) prefetched {
+	p := prefetched{states: make([]Event, len(events)), have: make([]bool, len(events))}
+	var errs [len(readers)]error
 	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			m := make(map[string]Event)
-			errs[w] = s.db.View(func(txn *badger.Txn) error {
-				for i := w; i < len(events); i += workers {
-					e, ok, err := getEvent(txn, events[i].URL)
-					if err != nil {
-						return err
-					}
-					if ok {
-						m[e.URL] = e
-					}
+	for w, txn := range readers {
+		wg.Go(func() {
+			for i := w; i < len(events); i += len(readers) {
+				e, ok, err := getEvent(txn, events[i].URL)
+				if err != nil {
+					errs[w] = err
+					return
 				}
-				return nil
-			})
-			found[w] = m
-		}()
+				p.states[i], p.have[i] = e, ok
+			}
+		})
 	}
 	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
-	}
-	for _, m := range found[1:] {
-		for u, e := range m {
-			found[0][u] = e
-		}
-	}
-	return found[0], nil
+	p.err = errors.Join(errs[:]...)
+	return p
 }
 
 func (s *BadgerStore) Cursor(peer string) (Cursor, bool, error) {
@@ -466,19 +617,17 @@ func (s *BadgerStore) ReadDay(day, from int64, fn func(int64, Event) error) erro
 		for it.Seek(start); it.Valid(); it.Next() {
 			item := it.Item()
 			off := int64(binary.BigEndian.Uint64(item.Key()[len(prefix):]))
-			var e Event
 			err := item.Value(func(v []byte) error {
-				var err error
-				e, err = decodeBinary(v)
-				return err
+				return decodeLog(v, func(e Event) error {
+					at := off
+					off += int64(RecordLen(&e))
+					if off <= from {
+						return nil
+					}
+					return fn(at, e)
+				})
 			})
 			if err != nil {
-				return err
-			}
-			if off+int64(RecordLen(&e)) <= from {
-				continue
-			}
-			if err := fn(off, e); err != nil {
 				return err
 			}
 		}

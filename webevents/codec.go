@@ -31,6 +31,52 @@ func appendBinary(dst []byte, e *Event) []byte {
 	return dst
 }
 
+// A day-log value is either one event (codecV1, all that stores wrote
+// before blocks) or a block of consecutive events (codecBlock): a version
+// byte, then each event as a uvarint length and its codecV1 bytes. A
+// commit writes each day's new records as blocks, so a merge costs one key
+// per event (its current state) and one per block, not two per event.
+const codecBlock = 2
+
+// appendToBlock adds one event's codecV1 bytes to a block, starting the
+// block if dst is empty.
+func appendToBlock(dst, rec []byte) []byte {
+	if len(dst) == 0 {
+		dst = append(dst, codecBlock)
+	}
+	dst = binary.AppendUvarint(dst, uint64(len(rec)))
+	return append(dst, rec...)
+}
+
+// decodeLog calls fn with each event of a day-log value, in order.
+func decodeLog(b []byte, fn func(Event) error) error {
+	if len(b) > 0 && b[0] == codecV1 {
+		e, err := decodeBinary(b)
+		if err != nil {
+			return err
+		}
+		return fn(e)
+	}
+	if len(b) < 2 || b[0] != codecBlock {
+		return errCorrupt
+	}
+	for b = b[1:]; len(b) > 0; {
+		l, n := binary.Uvarint(b)
+		if n <= 0 || l > uint64(len(b)-n) {
+			return errCorrupt
+		}
+		e, err := decodeBinary(b[n : n+int(l)])
+		if err != nil {
+			return err
+		}
+		if err := fn(e); err != nil {
+			return err
+		}
+		b = b[n+int(l):]
+	}
+	return nil
+}
+
 func decodeBinary(b []byte) (Event, error) {
 	var e Event
 	if len(b) < 2 || b[0] != codecV1 {

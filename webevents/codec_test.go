@@ -32,3 +32,34 @@ func FuzzDecodeBinary(f *testing.F) {
 		}
 	})
 }
+
+// A day-log value is one event, as stores before blocks wrote, or a block.
+func TestDecodeLog(t *testing.T) {
+	a := Event{URL: "http://a.example/", CID: "c", Stat: Create}
+	b := Event{URL: "http://b.example/", CID: "c", Stat: Delete, From: "http://p/robots.shr"}
+	var got []Event
+	collect := func(e Event) error { got = append(got, e); return nil }
+	if err := decodeLog(appendBinary(nil, &a), collect); err != nil || len(got) != 1 || got[0] != a {
+		t.Fatalf("single: %+v, %v", got, err)
+	}
+	got = nil
+	block := appendToBlock(appendToBlock(nil, appendBinary(nil, &a)), appendBinary(nil, &b))
+	if err := decodeLog(block, collect); err != nil || len(got) != 2 || got[0] != a || got[1] != b {
+		t.Fatalf("block: %+v, %v", got, err)
+	}
+	for _, bad := range [][]byte{nil, {codecBlock}, block[:len(block)-1], append(block, 7), {9, 1, 2}} {
+		if err := decodeLog(bad, func(Event) error { return nil }); err == nil {
+			t.Errorf("decodeLog(%x) accepted", bad)
+		}
+	}
+}
+
+// FuzzDecodeLog: no day-log value, however corrupt, panics the decoder.
+func FuzzDecodeLog(f *testing.F) {
+	e := Event{URL: "http://a.example/", CID: "c", Stat: Create}
+	f.Add(appendToBlock(appendToBlock(nil, appendBinary(nil, &e)), appendBinary(nil, &e)))
+	f.Add(appendBinary(nil, &e))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		_ = decodeLog(b, func(Event) error { return nil })
+	})
+}

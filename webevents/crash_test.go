@@ -40,12 +40,19 @@ func crashWriter(dir string) {
 	}
 	out := bufio.NewWriter(os.Stdout)
 	for i := 0; ; {
-		batch := make([]webevents.Event, 0, 50)
-		for range 50 {
+		// Alternate the two write paths; merges are large enough to commit
+		// in several overlapping parts.
+		merge := i%2000 == 0
+		n := 50
+		if merge {
+			n = 2600
+		}
+		batch := make([]webevents.Event, 0, n)
+		for range n {
 			batch = append(batch, crashEvent(i))
 			i++
 		}
-		if i%100 == 0 { // alternate the two write paths
+		if merge {
 			if _, err := s.Merge(batch, nil); err != nil {
 				fmt.Println("error", err)
 				os.Exit(1)

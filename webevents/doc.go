@@ -10,8 +10,9 @@
 // peer, so a cursor is never ahead of the events it covers.
 //
 // Every recorded event is appended to the log of the day of its last-polled
-// date (lpd). Log entries are keyed by their byte offset in the day file the
-// protocol serves, so a share server can answer "Range: bytes=N-" by seeking.
+// date (lpd). Log entries are stored in blocks keyed by the byte offset of
+// their first entry in the day file the protocol serves, so a share server
+// can answer "Range: bytes=N-" by seeking to the block that holds byte N.
 // For that reason the canonical text of one record (AppendRecord) lives here
 // and not in package protocol, which owns the streaming codecs.
 //

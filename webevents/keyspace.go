@@ -16,9 +16,11 @@ import (
 //	prefix  key                         value                          owner
 //	m/      m/id                        store ID                       webevents
 //	u/      u/<url>                     current state (binary event)   webevents
-//	e/      e/<day u32><offset u64>     day-log entry (binary event);  webevents
-//	                                    offset = byte offset in the
-//	                                    day file
+//	e/      e/<day u32><offset u64>     block of day-log entries       webevents
+//	                                    (codec.go; one entry in stores
+//	                                    before blocks); offset = byte
+//	                                    offset in the day file of the
+//	                                    block's first entry
 //	d/      d/<day u32>                 day info: size, records,       webevents
 //	                                    updated
 //	c/      c/<peer>                    merge cursor (JSON)            webevents

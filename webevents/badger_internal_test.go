@@ -1,0 +1,57 @@
+package webevents
+
+import (
+	"testing"
+
+	badger "github.com/dgraph-io/badger/v4"
+)
+
+// A store written before blocks holds one event per day-log key; it reads
+// on, and new records append blocks after the old entries.
+func TestDayLogOfOneEventPerKey(t *testing.T) {
+	s, err := OpenBadger(t.TempDir(), BadgerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	const day = 20000
+	ev := func(p string) Event {
+		return Event{URL: "http://old.example/" + p, Size: 1, LMD: 800000000, LPD: DayStart(day) + 60, CID: "c", Stat: Create}
+	}
+	old := []Event{ev("a"), ev("b")}
+	info := DayInfo{Day: day}
+	err = s.db.Update(func(txn *badger.Txn) error {
+		for i := range old {
+			if err := txn.Set(logKey(day, info.Size), appendBinary(nil, &old[i])); err != nil {
+				return err
+			}
+			info.Size += int64(RecordLen(&old[i]))
+			info.Records++
+		}
+		return txn.Set(dayKey(day), encodeDayInfo(&info))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Record([]Event{ev("c"), ev("d")}); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	var next int64
+	err = s.ReadDay(day, 0, func(off int64, e Event) error {
+		if off != next {
+			t.Errorf("%s at offset %d, want %d", e.URL, off, next)
+		}
+		next = off + int64(RecordLen(&e))
+		got = append(got, e.URL[len("http://old.example/"):])
+		return nil
+	})
+	if err != nil || len(got) != 4 || got[0] != "a" || got[3] != "d" {
+		t.Fatalf("read %v, %v", got, err)
+	}
+	got = nil
+	l := int64(RecordLen(&old[0]))
+	if err := s.ReadDay(day, l+1, func(_ int64, e Event) error { got = append(got, e.URL); return nil }); err != nil || len(got) != 3 {
+		t.Fatalf("from inside the second old entry: %v, %v", got, err)
+	}
+}
