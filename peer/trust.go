@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/cocrawl/cocrawl/crawl"
+	"github.com/cocrawl/cocrawl/peer/trust"
 	"github.com/cocrawl/cocrawl/webevents"
 )
 
@@ -14,57 +15,28 @@ import (
 // judges each claim against what its own poll sees. Zero fields take the
 // defaults named.
 type Trust struct {
-	// Checks is how many records of each merge are re-polled; default 4,
-	// negative for none (every peer's word is then taken as truth).
-	Checks int
-	// DistrustAfter is how many refuted claims a source may have before it
-	// can be distrusted; default 3.
-	DistrustAfter int
-	// MaxFalse is the share of false claims, estimated as the mean of a
-	// Beta(refuted+1, confirmed+1), above which a source with enough
-	// refutations is distrusted; default 0.1.
-	MaxFalse float64
-	// Vouch is how many confirmed claims a source needs before this peer
-	// publishes its records onward; default 8. Until then, and for ever
-	// once distrusted, they are withheld from this peer's day files.
-	Vouch int
+	// Policy is when a source is distrusted or vouched for, and how many
+	// records of each merge are checked (peer/trust, shared with the
+	// simulator).
+	trust.Policy
 	// CheckTimeout is how long a check may wait for its poll (robots.txt,
 	// politeness and backoff decide when it is sent); default 10 min.
 	CheckTimeout time.Duration
 }
 
 func (t *Trust) defaults() {
-	if t.Checks == 0 {
-		t.Checks = 4
-	}
-	if t.DistrustAfter <= 0 {
-		t.DistrustAfter = 3
-	}
-	if t.MaxFalse <= 0 {
-		t.MaxFalse = 0.1
-	}
-	if t.Vouch <= 0 {
-		t.Vouch = 8
-	}
+	t.Policy = t.Policy.WithDefaults()
 	if t.CheckTimeout <= 0 {
 		t.CheckTimeout = 10 * time.Minute
 	}
 }
 
-// falseShare is the Beta reputation's estimate of the share of a source's
-// claims that are false.
-func falseShare(confirmed, refuted int64) float64 {
-	return float64(refuted+1) / float64(confirmed+refuted+2)
-}
-
 // distrusts says whether a source's record of checks passes the bound.
-func (t *Trust) distrusts(r *Record) bool {
-	return r.Refuted >= int64(t.DistrustAfter) && falseShare(r.Confirmed, r.Refuted) > t.MaxFalse
-}
+func (t *Trust) distrusts(r *Record) bool { return t.Distrusts(r.Confirmed, r.Refuted) }
 
 // vouches says whether this peer publishes a source's records onward.
 func (t *Trust) vouches(r *Record) bool {
-	return r.Distrusted.IsZero() && r.Confirmed >= int64(t.Vouch) && falseShare(r.Confirmed, r.Refuted) < t.MaxFalse/2
+	return r.Distrusted.IsZero() && t.Vouches(r.Confirmed, r.Refuted)
 }
 
 // Verdict is what a spot-check concluded of one claim.
@@ -283,8 +255,8 @@ func (p *Peer) onMerged(from string, batch []webevents.Event, _ webevents.MergeR
 func (p *Peer) askChecks(from string) {
 	now := time.Now()
 	sample := p.checks.take(from)
-	if len(sample) > 1 && p.peers.vouches(from, &p.checks.cfg) {
-		sample = sample[:1]
+	if k := p.checks.cfg.Sample(p.peers.vouches(from, &p.checks.cfg)); len(sample) > k {
+		sample = sample[:k]
 	}
 	for _, e := range sample {
 		if !p.checks.await(from, e, now) {

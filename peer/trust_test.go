@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cocrawl/cocrawl/crawl"
+	"github.com/cocrawl/cocrawl/peer/trust"
 	"github.com/cocrawl/cocrawl/protocol"
 	"github.com/cocrawl/cocrawl/webevents"
 )
@@ -55,7 +56,7 @@ func TestLiarIsDistrusted(t *testing.T) {
 	}
 	liar, _ := liarRepo(t, urls, ln.Addr().String()+" forged")
 	cfg := testConfig(w.Seeds()[:1], "sharing-hybrid", liar.URL+"/robots.shr")
-	cfg.Trust = Trust{Checks: 8}
+	cfg.Trust = Trust{Policy: trust.Policy{Checks: 8}}
 	a := startPeer(t, ln, t.TempDir(), cfg)
 
 	liarURL := liar.URL + "/robots.shr"
@@ -138,7 +139,7 @@ func TestJudge(t *testing.T) {
 	}
 	tr := Trust{}
 	tr.defaults()
-	if tr.distrusts(&Record{Confirmed: 100, Refuted: 3}) || !tr.distrusts(&Record{Refuted: 3}) || tr.distrusts(&Record{Refuted: 2}) {
-		t.Error("distrust bound: want 3 refutations and a false share over 10%")
+	if tr.distrusts(&Record{Confirmed: 100, Refuted: 3}) || !tr.distrusts(&Record{Refuted: 3}) || tr.vouches(&Record{Confirmed: 9, Distrusted: time.Now()}) {
+		t.Error("a peer's trust: want the policy's bound, and no vouching for the distrusted")
 	}
 }

@@ -24,8 +24,9 @@ var allowed = map[string][]string{
 	"internal/chart":      {},
 	"protocol":            {"webevents", "internal/netguard"},
 	"crawl":               {"webevents", "internal/netguard"},
-	"peer":                {"webevents", "protocol", "crawl", "peer/rho", "internal/netguard"},
-	"sim":                 {"peer/rho", "internal/chart"},
+	"peer":                {"webevents", "protocol", "crawl", "peer/rho", "peer/trust", "internal/netguard"},
+	"peer/trust":          {},
+	"sim":                 {"peer/rho", "peer/trust", "internal/chart"},
 	"internal/demo":       {"internal/chart", "webevents", "protocol", "crawl", "peer", "peer/rho", "internal/netguard", "internal/testweb"},
 }
 
