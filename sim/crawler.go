@@ -72,6 +72,19 @@ type crawler struct {
 	bytes            float64
 	busy             float64
 	rhoTime, lowTime float64
+	logged           int64
+
+	// liars and spot-checks (liars.go)
+	lies     float64       // false records per second it publishes
+	lied     int64         // false records it published
+	checked  bool          // spot-checks what it merges
+	trust    []sourceTrust // per crawler, what its checks found
+	queue    []check       // polls that come before any other operation
+	checking bool          // the poll in flight is the queue's probe
+	probe    check
+	sample   []check // the reservoir of the merge in flight
+	sampled  int
+	checks   checkCounts
 }
 
 // nextObject is the next slot of c's visit order that is created and not
@@ -84,7 +97,12 @@ func (w *world) nextObject(c *crawler) (uint32, bool) {
 			c.cursor = 0
 		}
 		o := (c.permA*i + c.permB) % c.permMod
-		if o >= uint64(w.created) || w.versions[int(o)*w.n+c.id] == verDeleted {
+		if o >= uint64(w.created) {
+			continue
+		}
+		// A deletion is final (section 5.3), unless a checking crawler
+		// only merged it: its own poll is what it believes.
+		if idx := int(o)*w.n + c.id; w.versions[idx] == verDeleted && (!c.checked || w.src[idx] == 0) {
 			continue
 		}
 		return uint32(o), true
@@ -98,6 +116,9 @@ func (w *world) startOp(c *crawler) {
 	c.opRho = c.ctrl.Rho()
 	c.opEvents = 0
 	c.since = w.now
+	if w.startCheck(c) {
+		return
+	}
 	poll := len(c.peers) == 0 || c.rng.Float64() < c.opRho
 	if poll {
 		o, ok := w.nextObject(c)
@@ -122,6 +143,7 @@ func (w *world) startOp(c *crawler) {
 		c.report, _ = r.Report()
 	}
 	c.recs, c.recNext, c.moving = c.recs[:0], 0, 0
+	c.sample, c.sampled = c.sample[:0], 0
 	if p.sharing {
 		w.collect(c, p)
 	}
@@ -174,6 +196,9 @@ func (w *world) collect(c, p *crawler) {
 			continue // p has replaced it since
 		}
 		c.moving++
+		if w.withholds(p, r.src) {
+			continue // a comment line of the same length travels instead
+		}
 		if have := w.versions[row+c.id]; have == verDeleted || (r.ver != verDeleted && have != verNone && have >= r.ver) {
 			continue
 		}
@@ -239,8 +264,9 @@ func (w *world) phaseDone(c *crawler) {
 	base := c.recBase - p.logBase
 	for _, off := range c.recs[c.recNext : c.recNext+u] {
 		r := p.log[base+int64(off)]
-		if w.acquire(c, r.obj, r.ver, r.lpd) {
+		if w.acquire(c, r.obj, r.ver, r.lpd, uint16(p.id+1)) {
 			c.opEvents++
+			w.offer(c, check{obj: r.obj, ver: r.ver, from: int32(p.id)})
 		}
 	}
 	c.recNext += u
@@ -259,28 +285,38 @@ func (w *world) phaseDone(c *crawler) {
 	}
 	c.merges++
 	c.mergeEvents += int64(c.opEvents)
+	w.mergeChecked(c, p)
 	w.linkChanged(p)
 	w.finishOp(c)
 }
 
 // pollDone applies what a poll saw when its response arrived (algorithm 5.2).
+// A checking crawler's own poll replaces any state it merged (the
+// own-poll rule, spec section 6); a spot-check is judged first.
 func (w *world) pollDone(c *crawler) {
 	c.polls++
 	o := c.obj
+	if c.checking {
+		w.judge(c)
+	}
 	if int(o) >= w.created {
 		return
 	}
 	c.bytes += w.objectBytes(o)
+	idx := int(o)*w.n + c.id
+	seen := w.cur[o]
 	if w.dead[o] {
-		idx := int(o)*w.n + c.id
 		if w.versions[idx] == verNone {
 			w.versions[idx] = verDeleted // never seen: not an event, but not visited again
 			return
 		}
-		if w.acquire(c, o, verDeleted, w.now) {
+		seen = verDeleted
+	}
+	if c.checked && w.src[idx] != 0 {
+		if w.overwrite(c, o, seen) {
 			c.opEvents = 1
 		}
-	} else if w.acquire(c, o, w.cur[o], w.now) {
+	} else if w.acquire(c, o, seen, w.now, 0) {
 		c.opEvents = 1
 	}
 	c.pollEvents += int64(c.opEvents)
@@ -294,6 +330,9 @@ func (w *world) finishOp(c *crawler) {
 		o.From, o.Report = w.crawlers[c.peer].name, c.report
 	}
 	c.ctrl.Observe(o)
+	if c.lies > 0 {
+		w.lie(c, d)
+	}
 	c.busy += d
 	c.rhoTime += c.opRho * d
 	if c.opRho < 0.5 {

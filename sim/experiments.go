@@ -41,6 +41,7 @@ var experiments = []experiment{
 	{"parasite", "figures 6.10 and 6.12: one parasite among cooperating crawlers", func(p *plan) func(*Report) { return planLoner(p, "parasite") }},
 	{"bangbang", "figure 6.13 and table 6.1: the bang-bang controller", planBangBang},
 	{"controllers", "every peer/rho controller against the best fixed rho for each N", planControllers},
+	{"liars", "lying crawlers in a community, without and with spot-checks (spec section 12)", planLiars},
 }
 
 // Experiments lists the experiments' names and what they reproduce.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cocrawl/cocrawl/peer/rho"
+	"github.com/cocrawl/cocrawl/peer/trust"
 )
 
 // CrawlerSpec is one crawler of a run.
@@ -19,6 +20,18 @@ type CrawlerSpec struct {
 	// for researchers' own rho.Controller implementations. It is called
 	// once per run.
 	New func() rho.Controller
+	// Lies makes the crawler a liar: it adds this many false records per
+	// simulated second to its share log, half of them updates to a version
+	// that never existed and half deletions of live objects, at random
+	// objects ("cocrawl sim liars"). 0 for an honest crawler.
+	Lies float64
+	// Checked makes the crawler spot-check what it merges, as a live peer
+	// does (spec section 12, with the policy of peer/trust): a poll of its
+	// own replaces any merged state; a sample of each merge's records is
+	// re-polled and judged; a source whose refutations pass the bound is
+	// distrusted (never merged again, every state it gave re-polled); and
+	// records of sources it does not vouch for are not published onward.
+	Checked bool
 }
 
 // Setup is one simulation run.
@@ -26,6 +39,9 @@ type Setup struct {
 	Model    Model
 	Crawlers []CrawlerSpec
 	Seed     uint64
+	// Trust is the spot-check policy of Checked crawlers; zero fields take
+	// peer/trust's defaults, as a live peer does.
+	Trust trust.Policy
 	// Progress, if set, is called with the share of simulated time done,
 	// once per sample, from the run's goroutine.
 	Progress func(done float64)
@@ -54,6 +70,24 @@ type CrawlerResult struct {
 	Bytes       float64 // bytes received
 	MeanRho     float64 // rho averaged over simulated time
 	LowShare    float64 // share of simulated time spent with rho < 0.5
+
+	// Liars and spot-checks (CrawlerSpec.Lies and Checked).
+	Lies       int64 // false records this crawler published (a liar)
+	Logged     int64 // records it added to its share log, false ones included
+	CheckPolls int64 // polls that checked a merged record
+	Repolls    int64 // polls of states a distrusted source gave
+	// Verdicts of its checks, and the refutations of sources that never
+	// lied (an honest peer blamed).
+	Confirmed, Refuted, Inconclusive, RefutedHonest int64
+	// HeldFalse is the share of the live web this crawler holds, at the
+	// end, in a state that never was: a version no one published on the
+	// web, or a deletion of a live object.
+	HeldFalse float64
+	// DistrustAt is, per crawler of the run, the simulated second this
+	// crawler distrusted it, or -1; MergesToDistrust the merges from it
+	// that took. Nil for crawlers that do not check.
+	DistrustAt       []float64
+	MergesToDistrust []int64
 }
 
 // Result is one run's outcome.

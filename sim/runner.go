@@ -27,6 +27,11 @@ type Options struct {
 	// the baseline and fixed-rho runs figure 6.13 compares it with: the
 	// table 6.1 timing.
 	NoCompare bool
+	// Liars is how many lying crawlers the liars experiment adds (default
+	// 1), LieRate the false records each makes up per simulated second
+	// (default: one per poll time).
+	Liars   int
+	LieRate float64
 	// Progress receives a progress bar with the time left; nil for none.
 	Progress io.Writer
 }
@@ -34,6 +39,9 @@ type Options struct {
 func (o *Options) defaults() {
 	if o.Trials <= 0 {
 		o.Trials = 3
+	}
+	if o.Liars <= 0 {
+		o.Liars = 1
 	}
 	if o.FreeMaxN <= 0 {
 		o.FreeMaxN = 64

@@ -10,6 +10,7 @@ import (
 	"strconv"
 
 	"github.com/cocrawl/cocrawl/peer/rho"
+	"github.com/cocrawl/cocrawl/peer/trust"
 )
 
 // Versions a crawler holds of an object. An object's versions count its
@@ -18,6 +19,7 @@ import (
 const (
 	verNone    uint16 = 0
 	verDeleted uint16 = math.MaxUint16
+	verForged  uint16 = math.MaxUint16 - 1 // a liar's update: newer than any real version
 	verMax     uint16 = math.MaxUint16 - 2
 )
 
@@ -31,6 +33,7 @@ var ErrOverflow = errors.New("sim: an object was updated more than 65,000 times;
 type record struct {
 	obj uint32
 	ver uint16
+	src uint16 // the crawler it was merged from plus one; 0: polled (or made up)
 	lpd float64
 }
 
@@ -59,6 +62,8 @@ type world struct {
 	live     []uint32 // live objects, for uniform picks
 	livePos  []int32
 	versions []uint16 // slot*n + crawler
+	src      []uint16 // slot*n + crawler: where the state came from, as record.src; nil without liars or checks
+	policy   trust.Policy
 	fresh    []uint64 // slot*words + crawler/64: holds the current version
 	nextWeb  float64
 	events   int64
@@ -96,6 +101,13 @@ func newWorld(s Setup, ctrls []rho.Controller) *world {
 		jobs:     newJobHeap(n),
 	}
 	w.fresh = make([]uint64, slots*w.words)
+	for _, spec := range s.Crawlers {
+		if spec.Checked || spec.Lies > 0 {
+			w.src = make([]uint16, slots*n)
+			w.policy = s.Trust.WithDefaults()
+			break
+		}
+	}
 	_ = adviseHugePages(w.versions)
 	_ = adviseHugePages(w.fresh)
 	if m.Contention {
@@ -143,6 +155,14 @@ func newWorld(s Setup, ctrls []rho.Controller) *world {
 			permB:   r.Uint64N(prime),
 			fresh:   m.Objects,
 			entries: m.Objects,
+			lies:    spec.Lies,
+			checked: spec.Checked && w.policy.Checks > 0,
+		}
+		if c.checked {
+			c.trust = make([]sourceTrust, n)
+			for p := range c.trust {
+				c.trust[p].distrustAt = -1
+			}
 		}
 		c.cursor = r.Uint64N(prime)
 		// Peers in a random order, visited round robin (section 6.1).
@@ -292,13 +312,22 @@ func (w *world) scheduleWeb() {
 // acquire gives crawler c record (o, v) first seen at lpd, resolving it
 // against what c holds: a newer version replaces an older one, a deletion
 // is final. It reports whether c's cache changed (a web-event new to c).
-func (w *world) acquire(c *crawler, o uint32, v uint16, lpd float64) bool {
+func (w *world) acquire(c *crawler, o uint32, v uint16, lpd float64, src uint16) bool {
 	idx := int(o)*w.n + c.id
 	old := w.versions[idx]
 	if old == verDeleted || (v != verDeleted && old != verNone && old >= v) {
 		return false
 	}
 	w.flush(c)
+	if w.src != nil {
+		w.src[idx] = src
+		// Only a lie replaces a version the web still has (a forged one,
+		// or a deletion of a live object): take the fresh entry back.
+		if word, bit := &w.fresh[int(o)*w.words+c.id/64], uint64(1)<<(c.id%64); *word&bit != 0 {
+			c.fresh--
+			*word &^= bit
+		}
+	}
 	switch {
 	case v == verDeleted:
 		if old != verNone {
@@ -314,13 +343,20 @@ func (w *world) acquire(c *crawler, o uint32, v uint16, lpd float64) bool {
 		}
 	}
 	w.versions[idx] = v
-	if c.sharing {
-		c.log = append(c.log, record{obj: o, ver: v, lpd: lpd})
-		if len(c.log) >= c.trimAt {
-			w.trimLog(c)
-		}
-	}
+	w.logRecord(c, record{obj: o, ver: v, src: src, lpd: lpd})
 	return true
+}
+
+// logRecord adds a record c took to its share log, if c shares.
+func (w *world) logRecord(c *crawler, r record) {
+	if !c.sharing {
+		return
+	}
+	c.log = append(c.log, r)
+	c.logged++
+	if len(c.log) >= c.trimAt {
+		w.trimLog(c)
+	}
 }
 
 // trimLog drops the part of c's share log that no peer will ask for again:
@@ -450,12 +486,13 @@ func (w *world) result() *Result {
 			cr.MeanRho = c.rhoTime / c.busy
 			cr.LowShare = c.lowTime / c.busy
 		}
+		w.trustResult(c, &cr)
 		r.Ops += c.polls + c.merges
 		r.Moved += c.records
 		r.Crawlers = append(r.Crawlers, cr)
 	}
 	slots := int64(len(w.cur))
-	r.MemBytes = slots*(2+1+4+4) + int64(len(w.versions))*2 + int64(len(w.fresh))*8
+	r.MemBytes = slots*(2+1+4+4) + int64(len(w.versions)+len(w.src))*2 + int64(len(w.fresh))*8
 	for i := range w.crawlers {
 		r.MemBytes += int64(cap(w.crawlers[i].log))*16 + int64(w.n)*16
 	}

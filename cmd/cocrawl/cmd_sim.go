@@ -27,6 +27,8 @@ func cmdSim(ctx context.Context, args []string, out io.Writer) error {
 	damping := fs.Float64("damping", 1, "network slots = damping x 1.5 Mbps / 100 Kbps")
 	record := fs.Float64("record-bytes", 16, "bytes of one merged web-event record")
 	update := fs.Float64("update-rate", 0, "updates per object per second at thesis scale (default: the calibrated value)")
+	liars := fs.Int("liars", 1, "liars: lying crawlers added to the community")
+	lieRate := fs.Float64("lie-rate", 0, "liars: false records each liar makes up per simulated second (default: one per poll time, 1/s)")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -49,7 +51,11 @@ func cmdSim(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	o := sim.Options{Model: m, Scale: *scale, Seed: *seed, Trials: *trials, FreeMaxN: *freeMax, Workers: *workers, NoCompare: *noCompare}
+	if *liars < 1 || *lieRate < 0 {
+		return usagef("--liars must be at least 1 and --lie-rate cannot be negative")
+	}
+	o := sim.Options{Model: m, Scale: *scale, Seed: *seed, Trials: *trials, FreeMaxN: *freeMax, Workers: *workers, NoCompare: *noCompare,
+		Liars: *liars, LieRate: *lieRate}
 	if o.Ns, err = parseNs(*nList); err != nil {
 		return err
 	}

@@ -30,3 +30,19 @@ func TestSimCommand(t *testing.T) {
 		}
 	}
 }
+
+func TestSimLiars(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "out")
+	out := mustRun(t, "sim", "liars", "--scale", "tiny", "--n", "3", "--liars", "2", "--quiet", "--out", dir)
+	if !strings.Contains(out, "2 liar(s), spot-checks") || !strings.Contains(out, "distrusted in") {
+		t.Fatalf("output:\n%s", out)
+	}
+	for _, f := range []string{"summary.txt", "liars.csv", "liars.svg"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if out, code := cocrawl(t, "sim", "liars", "--lie-rate", "-1"); code != exitUsage {
+		t.Errorf("--lie-rate -1: exit %d\n%s", code, out)
+	}
+}
