@@ -29,7 +29,7 @@ type sourceTrust struct {
 }
 
 type checkCounts struct {
-	polls, repolls                            int64
+	polls, repolls                           int64
 	confirmed, refuted, inconclusive, blamed int64
 }
 
