@@ -187,6 +187,13 @@ func (c *checker) sent() {
 	c.mu.Unlock()
 }
 
+// sentCount is how many checks were sent.
+func (c *checker) sentCount() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.asked
+}
+
 // settle returns the claim waiting for a poll of url, if any.
 func (c *checker) settle(url string) (claim, bool) {
 	c.mu.Lock()
@@ -255,6 +262,9 @@ func (p *Peer) onMerged(from string, batch []webevents.Event, _ webevents.MergeR
 func (p *Peer) askChecks(from string) {
 	now := time.Now()
 	sample := p.checks.take(from)
+	if !p.checks.cfg.Allows(p.checks.sentCount(), p.crawler.Stats().Polls) {
+		return // over the budget: this merge goes unchecked
+	}
 	if k := p.checks.cfg.Sample(p.peers.vouches(from, &p.checks.cfg)); len(sample) > k {
 		sample = sample[:k]
 	}

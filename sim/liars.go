@@ -22,10 +22,10 @@ type check struct {
 
 // sourceTrust is what a checked crawler's checks found of one source.
 type sourceTrust struct {
-	confirmed, refuted, inconclusive int64
-	merges                           int64   // merges from the source completed
-	distrustAt                       float64 // simulated second, -1: trusted
-	mergesAtDistrust                 int64
+	confirmed, refuted, inconclusive    int64
+	merges, checkedMerges               int64   // merges from the source completed, and checked
+	distrustAt                          float64 // simulated second, -1: trusted
+	mergesAtDistrust, checkedAtDistrust int64
 }
 
 type checkCounts struct {
@@ -70,14 +70,18 @@ func (w *world) offer(c *crawler, ck check) {
 }
 
 // mergeChecked ends a merge from p: the sample joins the queue, all of it
-// while p is not vouched for, one record once it is.
+// while p is not vouched for, one record once it is, and none when the
+// checks are over the policy's budget.
 func (w *world) mergeChecked(c, p *crawler) {
 	if !c.checked {
 		return
 	}
 	c.trust[p.id].merges++
-	k := w.policy.Sample(w.vouched(c, p.id))
-	c.queue = append(c.queue, c.sample[:min(k, len(c.sample))]...)
+	if len(c.sample) > 0 && w.policy.Allows(c.checks.polls, c.polls) {
+		k := w.policy.Sample(w.vouched(c, p.id))
+		c.queue = append(c.queue, c.sample[:min(k, len(c.sample))]...)
+		c.trust[p.id].checkedMerges++
+	}
 	c.sample, c.sampled = c.sample[:0], 0
 }
 
@@ -118,7 +122,7 @@ func (w *world) judge(c *crawler) {
 func (w *world) distrust(c *crawler, p int) {
 	t := &c.trust[p]
 	t.distrustAt = w.now
-	t.mergesAtDistrust = t.merges
+	t.mergesAtDistrust, t.checkedAtDistrust = t.merges, t.checkedMerges
 	if i := slices.Index(c.peers, int32(p)); i >= 0 {
 		c.peers = slices.Delete(c.peers, i, i+1)
 		if c.nextPeer > i {
@@ -223,10 +227,13 @@ func (w *world) trustResult(c *crawler, r *CrawlerResult) {
 		r.HeldFalse = float64(held) / float64(max(1, len(w.live)))
 	}
 	if c.checked {
-		r.DistrustAt = make([]float64, w.n)
-		r.MergesToDistrust = make([]int64, w.n)
+		r.Sources = make([]SourceChecks, w.n)
 		for p, t := range c.trust {
-			r.DistrustAt[p], r.MergesToDistrust[p] = t.distrustAt, t.mergesAtDistrust
+			r.Sources[p] = SourceChecks{DistrustAt: t.distrustAt, Merges: t.mergesAtDistrust, CheckedMerges: t.checkedAtDistrust,
+				Confirmed: t.confirmed, Refuted: t.refuted, Inconclusive: t.inconclusive}
+			if t.distrustAt < 0 {
+				r.Sources[p].Merges, r.Sources[p].CheckedMerges = t.merges, t.checkedMerges
+			}
 		}
 	}
 }

@@ -50,8 +50,8 @@ func planLiars(p *plan) func(*Report) {
 	return func(r *Report) {
 		pol := trust.Policy{}.WithDefaults()
 		t := &Table{Name: "liars", Header: []string{"n", "liars", "checks", "web_freshness", "ratio_to_polling", "web_freshness_end", "cache_freshness", "held_false_end",
-			"distrusted", "distrust_hours_mean", "distrust_hours_max", "merges_to_distrust_mean", "predicted_merges", "lie_share",
-			"check_share", "repolls", "honest_refuted"}}
+			"distrusted", "distrust_hours_mean", "distrust_hours_max", "merges_to_distrust_mean", "checked_merges_mean",
+			"predicted_checked_merges", "lie_share", "refuted_share", "check_share", "repolls", "honest_refuted", "honest_distrusted"}}
 		ch := &Chart{Name: "liars", Title: fmt.Sprintf("Honest crawlers' freshness with %d liar(s), without and with spot-checks", k),
 			XLabel: "simulated days", YLabel: "share of the live web the honest crawlers hold current", YMax: 1}
 		for _, n := range ns {
@@ -109,9 +109,9 @@ func liarsRow(run *runSpec, n, liars int, checked bool, polling float64, pol tru
 	cache := honest(func(c *CrawlerResult) float64 { return c.Freshness })
 	held := honest(func(c *CrawlerResult) float64 { return c.HeldFalse })
 	var polls, checks, repolls, blamed int64
-	var times, merges []float64
-	pairs, caught := 0, 0
-	var lies, logged int64
+	var times, merges, checkedMerges []float64
+	pairs, caught, honestDistrusted := 0, 0, 0
+	var lies, logged, liarChecks, liarRefuted int64
 	for i := range res.Crawlers {
 		c := &res.Crawlers[i]
 		if c.Group == "liar" {
@@ -123,15 +123,21 @@ func liarsRow(run *runSpec, n, liars int, checked bool, polling float64, pol tru
 		checks += c.CheckPolls
 		repolls += c.Repolls
 		blamed += c.RefutedHonest
-		for j := range res.Crawlers {
-			if res.Crawlers[j].Group != "liar" || c.DistrustAt == nil {
+		for j, src := range c.Sources {
+			if res.Crawlers[j].Group != "liar" {
+				if src.DistrustAt >= 0 {
+					honestDistrusted++
+				}
 				continue
 			}
 			pairs++
-			if at := c.DistrustAt[j]; at >= 0 {
+			liarChecks += src.Confirmed + src.Refuted + src.Inconclusive
+			liarRefuted += src.Refuted
+			if src.DistrustAt >= 0 {
 				caught++
-				times = append(times, at/3600)
-				merges = append(merges, float64(c.MergesToDistrust[j]))
+				times = append(times, src.DistrustAt/3600)
+				merges = append(merges, float64(src.Merges))
+				checkedMerges = append(checkedMerges, float64(src.CheckedMerges))
 			}
 		}
 	}
@@ -139,12 +145,15 @@ func liarsRow(run *runSpec, n, liars int, checked bool, polling float64, pol tru
 	if logged > 0 {
 		share = float64(lies) / float64(logged)
 	}
-	// Spec 12.4: about R/(k f) merges with records to catch a liar whose
-	// share of false records is f, after the first merge, which only
-	// records the time (algorithm 5.3).
-	predicted := math.NaN()
-	if liars > 0 && checked && share > 0 {
-		predicted = 1 + float64(pol.DistrustAfter)/(float64(pol.Checks)*share)
+	// Spec 12.4: about R/(k f) checked merges to catch a liar, where f is
+	// the share of the checked records that are false. That share is far
+	// above the share of lies in the liar's log: a lie always changes the
+	// merger's cache, so it is always a candidate for the sample, while
+	// most true records the merger already holds.
+	refutedShare, predicted := math.NaN(), math.NaN()
+	if liarChecks > 0 {
+		refutedShare = float64(liarRefuted) / float64(liarChecks)
+		predicted = float64(pol.DistrustAfter) / (float64(pol.Checks) * refutedShare)
 	}
 	maxT := math.NaN()
 	for _, x := range times {
@@ -159,19 +168,19 @@ func liarsRow(run *runSpec, n, liars int, checked bool, polling float64, pol tru
 		distrusted = fmt.Sprintf("%d/%d", caught, pairs)
 	}
 	row := []string{fmt.Sprint(n), fmt.Sprint(liars), fmt.Sprint(checked), fmtNum(f), fmtNum(f / polling), fmtNum(fend), fmtNum(cache), fmtNum(held),
-		distrusted, fmtNum(mean(times)), fmtNum(maxT), fmtNum(mean(merges)), fmtNum(predicted), fmtNum(share),
-		fmtNum(checkShare), fmt.Sprint(repolls), fmt.Sprint(blamed)}
+		distrusted, fmtNum(mean(times)), fmtNum(maxT), fmtNum(mean(merges)), fmtNum(mean(checkedMerges)),
+		fmtNum(predicted), fmtNum(share), fmtNum(refutedShare), fmtNum(checkShare), fmt.Sprint(repolls), fmt.Sprint(blamed), fmt.Sprint(honestDistrusted)}
 	line := fmt.Sprintf("  %d liar(s), %-12s web freshness %.3f (%.2fx polling-only), at the end %.3f with %.2f%% of the web held false (cache freshness %.3f)",
 		liars, checksLabel(checked)+":", f, f/polling, fend, 100*held, cache)
 	if liars > 0 {
 		line += fmt.Sprintf("; lies %.0f%% of the liars' records", 100*share)
 	}
 	if liars > 0 && checked {
-		line += fmt.Sprintf("; distrusted in %d of %d honest-liar pairs after %.2f h (max %.2f h), %.1f merges (predicted %.1f)",
-			caught, pairs, mean(times), maxT, mean(merges), predicted)
+		line += fmt.Sprintf("; distrusted in %d of %d honest-liar pairs after %.2f h (max %.2f h), %.1f merges of which %.1f checked (predicted R/(k f) = %.1f with f = %.2f refuted of its checked records)",
+			caught, pairs, mean(times), maxT, mean(merges), mean(checkedMerges), predicted, refutedShare)
 	}
 	if checked {
-		line += fmt.Sprintf("; checks %.1f%% of polls, %d re-polls, %d refutations of honest crawlers", 100*checkShare, repolls, blamed)
+		line += fmt.Sprintf("; checks %.1f%% of polls, %d re-polls, %d refutations of honest crawlers, %d honest crawlers distrusted", 100*checkShare, repolls, blamed, honestDistrusted)
 	}
 	return row, line
 }

@@ -53,14 +53,14 @@ func TestLiarIsDistrusted(t *testing.T) {
 		}
 	}
 	for i, c := range checked.Crawlers[:liar] {
-		if c.DistrustAt == nil || c.DistrustAt[liar] < 0 {
+		if c.Sources == nil || c.Sources[liar].DistrustAt < 0 {
 			t.Errorf("checked crawler %d never distrusted the liar", i)
 		}
 		if c.HeldFalse > 0.01 || c.RefutedHonest != 0 || c.Repolls == 0 {
 			t.Errorf("checked crawler %d: %.4f held false, %d honest refuted, %d re-polls", i, c.HeldFalse, c.RefutedHonest, c.Repolls)
 		}
-		for p, at := range c.DistrustAt[:liar] {
-			if at >= 0 {
+		for p, src := range c.Sources[:liar] {
+			if src.DistrustAt >= 0 {
 				t.Errorf("crawler %d distrusted honest crawler %d", i, p)
 			}
 		}

@@ -83,11 +83,18 @@ type CrawlerResult struct {
 	// end, in a state that never was: a version no one published on the
 	// web, or a deletion of a live object.
 	HeldFalse float64
-	// DistrustAt is, per crawler of the run, the simulated second this
-	// crawler distrusted it, or -1; MergesToDistrust the merges from it
-	// that took. Nil for crawlers that do not check.
-	DistrustAt       []float64
-	MergesToDistrust []int64
+	// Sources is what this crawler's checks found of each crawler of the
+	// run, by index; nil for crawlers that do not check.
+	Sources []SourceChecks
+}
+
+// SourceChecks is what a checking crawler's checks found of one source.
+type SourceChecks struct {
+	DistrustAt float64 // simulated second of distrust, -1: never
+	// Merges and CheckedMerges count the merges from the source, and
+	// those whose sample was checked, up to the distrust (or the end).
+	Merges, CheckedMerges            int64
+	Confirmed, Refuted, Inconclusive int64
 }
 
 // Result is one run's outcome.

@@ -17,6 +17,12 @@ type Policy struct {
 	// publishes its records onward; default 8. Until then, and for ever
 	// once distrusted, they are withheld.
 	Vouch int
+	// Budget is the share of a peer's polls that checks may take, over
+	// the allowance of one merge's sample; default 0.05. A merge that ends
+	// with the checks over it is not checked. Without it the cost grows
+	// with the merges a poll buys: a sixth of all polls for 32 crawlers in
+	// the simulator.
+	Budget float64
 }
 
 // WithDefaults returns p with its zero fields set to the defaults.
@@ -32,6 +38,9 @@ func (p Policy) WithDefaults() Policy {
 	}
 	if p.Vouch <= 0 {
 		p.Vouch = 8
+	}
+	if p.Budget <= 0 {
+		p.Budget = 0.05
 	}
 	return p
 }
@@ -68,4 +77,10 @@ func (p Policy) Sample(vouched bool) int {
 		return 1
 	}
 	return p.Checks
+}
+
+// Allows says whether a merge ending now may be checked, given the checks
+// and the polls (checks included) made so far.
+func (p Policy) Allows(checks, polls int64) bool {
+	return float64(checks) < p.Budget*float64(polls)+float64(p.Checks)
 }

@@ -13,4 +13,7 @@ func TestPolicy(t *testing.T) {
 	if p.Sample(false) != 4 || p.Sample(true) != 1 || (Policy{Checks: -1}).WithDefaults().Sample(false) != 0 {
 		t.Error("sample sizes: want 4, 1 once vouched, none when off")
 	}
+	if !p.Allows(3, 0) || p.Allows(4, 0) || !p.Allows(53, 1000) || p.Allows(54, 1000) {
+		t.Error("budget: want one sample's allowance and 5% of the polls")
+	}
 }
