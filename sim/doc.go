@@ -8,6 +8,9 @@
 // processor sharing. Freshness is kept exactly at O(1) per change (world.go)
 // and integrated over time. An experiment (RunExperiment) plans many runs,
 // spreads them over the cores, and turns their results into the thesis's
-// figures and tables (Report, written as CSV and SVG). sim/README.md states
-// the model's choices and what the runs found.
+// figures and tables (Report, written as CSV and SVG). Crawlers may lie
+// (CrawlerSpec.Lies) or spot-check what they merge with the policy of
+// package peer/trust (CrawlerSpec.Checked; liars.go), which the liars
+// experiment compares. sim/README.md states the model's choices and what
+// the runs found.
 package sim
