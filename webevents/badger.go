@@ -50,6 +50,9 @@ type BadgerStore struct {
 	lock io.Closer // the store's directory lock
 	id   string
 	mu   sync.Mutex // serialises writers: every write touches its day's info key
+	// known holds every URL with a current state; writers add to it under
+	// mu, and only Merge's prefetch reads it, between their adds.
+	known *knownURLs
 	now  func() time.Time
 	stop context.CancelFunc
 	done chan struct{}
@@ -95,7 +98,10 @@ func OpenBadger(dir string, o BadgerOptions) (*BadgerStore, error) {
 		return nil, fmt.Errorf("webevents: open store %s: %w", dir, err)
 	}
 	s := &BadgerStore{db: db, lock: lock, now: time.Now, done: make(chan struct{})}
-	if s.id, err = s.loadID(); err != nil {
+	if s.id, err = s.loadID(); err == nil {
+		s.known, err = loadKnownURLs(db)
+	}
+	if err != nil {
 		db.Close()
 		lock.Close()
 		return nil, err
@@ -192,6 +198,7 @@ type writer struct {
 	count  int64
 	size   int64
 	buf    []byte
+	urls   []string // URLs given a current state, not yet in the store's known filter
 }
 
 // logBlock is consecutive records of one day, stored under the offset of
@@ -246,6 +253,7 @@ func (w *writer) full() bool {
 }
 
 func (w *writer) current(e *Event) error {
+	w.urls = append(w.urls, e.URL)
 	w.buf = appendBinary(w.buf[:0], e)
 	return w.set(urlKey(e.URL), append([]byte{}, w.buf...))
 }
@@ -272,6 +280,17 @@ func (w *writer) appendLog(e *Event) error {
 		return w.flushBlock(b)
 	}
 	return nil
+}
+
+// learn adds the URLs written so far to the store's known filter, while no
+// prefetch runs. Every write call learns before it returns, so the next
+// call's prefetch finds every URL with a state; within one Merge the
+// resolver's pending map covers what is not learnt yet.
+func (w *writer) learn() {
+	for _, u := range w.urls {
+		w.s.known.add(u)
+	}
+	w.urls = w.urls[:0]
 }
 
 func (w *writer) flushBlock(b *logBlock) error {
@@ -352,6 +371,7 @@ func (s *BadgerStore) Record(events []Event) error {
 	defer func() { w.txn.Discard() }()
 	for i := range events {
 		if w.full() {
+			w.learn()
 			if err := w.commit(true); err != nil {
 				return fmt.Errorf("webevents: record: %w", err)
 			}
@@ -362,6 +382,7 @@ func (s *BadgerStore) Record(events []Event) error {
 			return fmt.Errorf("webevents: record: %w", err)
 		}
 	}
+	w.learn()
 	if err := w.commit(false); err != nil {
 		return fmt.Errorf("webevents: record: %w", err)
 	}
@@ -391,7 +412,7 @@ func (s *BadgerStore) Merge(events []Event, c *Cursor) (MergeResult, error) {
 	w := s.newWriter()
 	defer func() { w.txn.Discard() }()
 	var commits commitGroup
-	known := prefetch(readers, events[:min(len(events), mergePart)])
+	known := prefetch(readers, s.known, events[:min(len(events), mergePart)])
 	if known.err != nil {
 		return MergeResult{}, fmt.Errorf("webevents: merge: %w", known.err)
 	}
@@ -401,6 +422,7 @@ func (s *BadgerStore) Merge(events []Event, c *Cursor) (MergeResult, error) {
 	}, c)
 	fail := func(err error) (MergeResult, error) {
 		commits.wait()
+		w.learn() // what did commit is known; the rest costs a read
 		return r.result, fmt.Errorf("webevents: merge: %w", err)
 	}
 	for lo := 0; lo < len(events); lo += mergePart {
@@ -408,10 +430,12 @@ func (s *BadgerStore) Merge(events []Event, c *Cursor) (MergeResult, error) {
 		var next chan prefetched
 		if rest := events[lo+len(part):]; len(rest) > 0 {
 			next = make(chan prefetched, 1)
-			go func() { next <- prefetch(readers, rest[:min(len(rest), mergePart)]) }()
+			go func() { next <- prefetch(readers, s.known, rest[:min(len(rest), mergePart)]) }()
 		}
 		for i, in := range part {
 			if w.full() {
+				// The next part's prefetch may be running: its URLs are
+				// learnt when it is done, before anything reads again.
 				if err := w.commitAsync(&commits); err != nil {
 					<-orClosed(next)
 					return fail(err)
@@ -439,7 +463,9 @@ func (s *BadgerStore) Merge(events []Event, c *Cursor) (MergeResult, error) {
 			<-next
 			return fail(err)
 		}
-		if known = <-next; known.err != nil {
+		known = <-next
+		w.learn()
+		if known.err != nil {
 			return fail(known.err)
 		}
 	}
@@ -452,6 +478,7 @@ func (s *BadgerStore) Merge(events []Event, c *Cursor) (MergeResult, error) {
 			return fail(fmt.Errorf("cursor: %w", err))
 		}
 	}
+	w.learn()
 	// The last part commits after every earlier one: Badger applies
 	// commits in the order they were sent, so the cursor is never durable
 	// before the events it covers.
@@ -522,13 +549,16 @@ func validateParallel(events []Event) error {
 // of events, on two goroutines with the readers' transactions: point reads
 // are most of a merge's cost and they parallelise, while the writes after
 // them cannot.
-func prefetch(readers [2]*badger.Txn, events []Event) prefetched {
+func prefetch(readers [2]*badger.Txn, known *knownURLs, events []Event) prefetched {
 	p := prefetched{states: make([]Event, len(events)), have: make([]bool, len(events))}
 	var errs [len(readers)]error
 	var wg sync.WaitGroup
 	for w, txn := range readers {
 		wg.Go(func() {
 			for i := w; i < len(events); i += len(readers) {
+				if !known.mayHold(events[i].URL) {
+					continue // never held: no read needed
+				}
 				e, ok, err := getEvent(txn, events[i].URL)
 				if err != nil {
 					errs[w] = err

@@ -58,7 +58,12 @@ func TestBadgerReopen(t *testing.T) {
 func TestBadgerMatchesMemStore(t *testing.T) {
 	mem := webevents.NewMemStore()
 	defer mem.Close()
-	bad := storetest.OpenBadger(t)
+	dir := t.TempDir()
+	bad, err := webevents.OpenBadger(dir, webevents.BadgerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { bad.Close() }()
 	rng := rand.New(rand.NewPCG(1, 2))
 	stats := []webevents.Stat{webevents.Create, webevents.Update, webevents.Delete}
 	event := func() webevents.Event {
@@ -67,6 +72,12 @@ func TestBadgerMatchesMemStore(t *testing.T) {
 		return e
 	}
 	for call := range 12 {
+		if call == 6 { // a reopened store knows what it holds
+			bad.Close()
+			if bad, err = webevents.OpenBadger(dir, webevents.BadgerOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
 		batch := make([]webevents.Event, 1+rng.IntN(3500))
 		for i := range batch {
 			batch[i] = event()
@@ -76,7 +87,6 @@ func TestBadgerMatchesMemStore(t *testing.T) {
 			c = &webevents.Cursor{Peer: "http://peer.example/robots.shr", LastDay: storetest.Day0}
 		}
 		for _, s := range []webevents.Store{mem, bad} {
-			var err error
 			if call%4 == 0 {
 				err = s.Record(batch)
 			} else {
