@@ -53,9 +53,9 @@ type BadgerStore struct {
 	// known holds every URL with a current state; writers add to it under
 	// mu, and only Merge's prefetch reads it, between their adds.
 	known *knownURLs
-	now  func() time.Time
-	stop context.CancelFunc
-	done chan struct{}
+	now   func() time.Time
+	stop  context.CancelFunc
+	done  chan struct{}
 }
 
 // OpenBadger opens or creates a store in dir.
