@@ -262,10 +262,8 @@ func (p *Peer) onMerged(from string, batch []webevents.Event, _ webevents.MergeR
 func (p *Peer) askChecks(from string) {
 	now := time.Now()
 	sample := p.checks.take(from)
-	if !p.checks.cfg.Allows(p.checks.sentCount(), p.crawler.Stats().Polls) {
-		return // over the budget: this merge goes unchecked
-	}
-	if k := p.checks.cfg.Sample(p.peers.vouches(from, &p.checks.cfg)); len(sample) > k {
+	k := p.checks.cfg.Sample(p.peers.vouches(from, &p.checks.cfg), p.checks.sentCount(), p.crawler.Stats().Polls)
+	if len(sample) > k {
 		sample = sample[:k]
 	}
 	for _, e := range sample {

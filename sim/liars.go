@@ -69,16 +69,14 @@ func (w *world) offer(c *crawler, ck check) {
 	}
 }
 
-// mergeChecked ends a merge from p: the sample joins the queue, all of it
-// while p is not vouched for, one record once it is, and none when the
-// checks are over the policy's budget.
+// mergeChecked ends a merge from p: the sample joins the queue, as much of
+// it as the policy says (trust.Policy.Sample).
 func (w *world) mergeChecked(c, p *crawler) {
 	if !c.checked {
 		return
 	}
 	c.trust[p.id].merges++
-	if len(c.sample) > 0 && w.policy.Allows(c.checks.polls, c.polls) {
-		k := w.policy.Sample(w.vouched(c, p.id))
+	if k := w.policy.Sample(w.vouched(c, p.id), c.checks.polls, c.polls); k > 0 && len(c.sample) > 0 {
 		c.queue = append(c.queue, c.sample[:min(k, len(c.sample))]...)
 		c.trust[p.id].checkedMerges++
 	}

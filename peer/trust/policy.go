@@ -17,11 +17,11 @@ type Policy struct {
 	// publishes its records onward; default 8. Until then, and for ever
 	// once distrusted, they are withheld.
 	Vouch int
-	// Budget is the share of a peer's polls that checks may take, over
-	// the allowance of one merge's sample; default 0.05. A merge that ends
-	// with the checks over it is not checked. Without it the cost grows
-	// with the merges a poll buys: a sixth of all polls for 32 crawlers in
-	// the simulator.
+	// Budget is the share of a peer's polls that the checks of sources it
+	// vouches for may take; default 0.05. A merge from such a source that
+	// ends with the checks over it is not checked. Without it the cost
+	// grows with the merges a poll buys: a fifth of all polls for 32
+	// crawlers in the simulator.
 	Budget float64
 }
 
@@ -65,22 +65,21 @@ func (p Policy) Vouches(confirmed, refuted int64) bool {
 	return confirmed >= int64(p.Vouch) && float64(refuted) < p.MaxFalse/2*float64(confirmed+refuted)
 }
 
-// Sample is how many records of one merge from a source are checked:
-// Checks, then one once the source is vouched for (one check per merge
-// still catches a source that turns liar after earning trust); none when
-// checks are off.
-func (p Policy) Sample(vouched bool) int {
+// Sample is how many records of one merge from a source are checked,
+// given the checks and the polls (checks included) made so far: Checks
+// while the source is not vouched for, whatever the budget, so a liar
+// (never vouched for) is checked at every merge until it is caught; then
+// one (a source that turns liar after earning trust is still caught), and
+// none while the checks are over Budget of the polls; none when checks
+// are off.
+func (p Policy) Sample(vouched bool, checks, polls int64) int {
 	switch {
 	case p.Checks <= 0:
 		return 0
-	case vouched:
-		return 1
+	case !vouched:
+		return p.Checks
+	case float64(checks) >= p.Budget*float64(polls):
+		return 0
 	}
-	return p.Checks
-}
-
-// Allows says whether a merge ending now may be checked, given the checks
-// and the polls (checks included) made so far.
-func (p Policy) Allows(checks, polls int64) bool {
-	return float64(checks) < p.Budget*float64(polls)+float64(p.Checks)
+	return 1
 }
