@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/cocrawl/cocrawl/internal/netguard"
 	"io"
 	"log/slog"
 	"net"
@@ -129,6 +130,7 @@ func servePeer(ctx context.Context, o *runOptions, out io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("cannot listen on %s: %w; choose another --listen", o.listen, err)
 	}
+	ln = netguard.LimitListener(ln, netguard.MaxInbound)
 	defer ln.Close()
 	addr, err := advertised(o.advertise, ln.Addr().(*net.TCPAddr))
 	if err != nil {

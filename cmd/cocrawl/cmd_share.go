@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/cocrawl/cocrawl/internal/netguard"
 	"io"
 	"net"
 	"net/http"
@@ -56,6 +57,7 @@ func cmdShare(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("cannot listen on %s: %w; choose another --listen", *listen, err)
 	}
+	ln = netguard.LimitListener(ln, netguard.MaxInbound)
 	hs := protocol.NewHTTPServer(ln.Addr().String(), mux, protocol.Timeouts{})
 	fmt.Fprintf(out, "sharing %s at http://%s/robots.shr (day files under %s, metrics at /metrics); Ctrl-C stops\n", *data, ln.Addr(), srv.RepositoryPath())
 	errc := make(chan error, 1)
