@@ -322,14 +322,15 @@ func (c *Crawler) serveHost(ctx context.Context, h *host) PollResult {
 	}
 	res := c.fetcher.Fetch(ctx, st.URL, st.NotHTML && st.Polls > 0, etag, lastMod)
 	c.polls.Add(1)
-	ev, changed := c.afterFetch(h, st, &res)
-	return PollResult{Requested: true, URL: st.URL, Status: res.Status, ErrKind: errorKind(&res),
+	ev, changed, kind := c.afterFetch(h, st, &res)
+	return PollResult{Requested: true, URL: st.URL, Status: res.Status, ErrKind: kind,
 		Changed: changed, Event: ev, Bytes: res.Size, Cost: res.End.Sub(res.Start),
 		LastModified: res.LastModified, ETag: res.ETag, Digest: res.Digest, Checked: checked}
 }
 
 // afterFetch records what a poll saw and schedules the URL and the host.
-func (c *Crawler) afterFetch(h *host, st *URLState, res *Result) (webevents.Event, bool) {
+// It returns the event, whether it was one, and the poll's error kind.
+func (c *Crawler) afterFetch(h *host, st *URLState, res *Result) (webevents.Event, bool, string) {
 	var prev *webevents.Event
 	if e, ok, err := c.store.Get(st.URL); err == nil && ok {
 		prev = &e
@@ -341,6 +342,16 @@ func (c *Crawler) afterFetch(h *host, st *URLState, res *Result) (webevents.Even
 		seen = ownView(res, st, prev)
 	}
 	ev, changed := Detect(st.URL, prev, seen, res.End, c.cfg.CID)
+	refused := false
+	if changed {
+		// An event the store would refuse is not queued, where it would
+		// take its whole batch down with it, and the URL keeps its old
+		// validators, so the change is seen again at the next poll.
+		if err := ev.Validate(); err != nil {
+			c.cfg.Logger.Warn("poll result refused as an event", "url", st.URL, "err", err)
+			changed, refused = false, true
+		}
+	}
 	if changed {
 		switch ev.Stat {
 		case webevents.Create:
@@ -359,6 +370,9 @@ func (c *Crawler) afterFetch(h *host, st *URLState, res *Result) (webevents.Even
 		c.persist <- persistItem{event: &conf}
 	}
 	kind := errorKind(res)
+	if refused {
+		kind = "refused"
+	}
 	if kind != "" {
 		c.errMu.Lock()
 		c.errs[kind]++
@@ -371,7 +385,7 @@ func (c *Crawler) afterFetch(h *host, st *URLState, res *Result) (webevents.Even
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	st.checking = false
-	transient := kind != "" && kind != "4xx"
+	transient := kind != "" && kind != "4xx" && kind != "refused"
 	switch {
 	case transient:
 		h.failures++
@@ -384,7 +398,7 @@ func (c *Crawler) afterFetch(h *host, st *URLState, res *Result) (webevents.Even
 		st.Excluded = false
 		if res.Status == 200 || res.Status == 304 {
 			st.Polls++
-			if res.Status == 200 {
+			if res.Status == 200 && !refused {
 				st.NotHTML = !res.HTML
 				st.ETag, st.LastMod = res.ETag, res.LastModRaw
 			}
@@ -406,7 +420,7 @@ func (c *Crawler) afterFetch(h *host, st *URLState, res *Result) (webevents.Even
 		notBefore = later(notBefore, res.End.Add(c.backoff(h, res.RetryAfter)))
 	}
 	c.f.release(h, notBefore)
-	return ev, changed
+	return ev, changed, kind
 }
 
 // ownView is a 304 read as the 200 of the version this crawler last

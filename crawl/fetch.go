@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/cocrawl/cocrawl/webevents"
 	"io"
 	"mime"
 	"net/http"
@@ -138,10 +139,13 @@ func (f *Fetcher) Fetch(ctx context.Context, rawURL string, head bool, etag, las
 	}
 	defer resp.Body.Close()
 	r.Status = resp.StatusCode
-	r.ETag = resp.Header.Get("ETag")
-	r.LastModRaw = resp.Header.Get("Last-Modified")
-	if t, err := http.ParseTime(r.LastModRaw); err == nil {
+	// Validators go into events and back into request headers: a hostile
+	// one (a tab, 2,000 bytes) would make the event invalid or every later
+	// request fail, so it is dropped, and the page is judged by its digest.
+	r.ETag = cleanETag(resp.Header.Get("ETag"))
+	if t, err := http.ParseTime(resp.Header.Get("Last-Modified")); err == nil {
 		r.LastModified = t
+		r.LastModRaw = t.UTC().Format(http.TimeFormat)
 	}
 	r.RetryAfter = retryAfter(resp.Header.Get("Retry-After"), time.Now())
 	ct, params, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
@@ -156,7 +160,10 @@ func (f *Fetcher) Fetch(ctx context.Context, rawURL string, head bool, etag, las
 	case resp.StatusCode != http.StatusOK:
 		return r
 	case head:
-		r.Size = resp.ContentLength
+		r.Size = -1 // unknown, or a length no page has
+		if resp.ContentLength >= 0 && resp.ContentLength <= webevents.MaxSize {
+			r.Size = resp.ContentLength
+		}
 		return r
 	}
 	f.readBody(&r, resp, rawURL, params["charset"])
@@ -266,4 +273,13 @@ func (s *speedReader) Read(p []byte) (int, error) {
 		s.err = err
 	}
 	return n, err
+}
+
+// cleanETag is the ETag header if an event and a request can carry it, ""
+// if not: too long, or with control characters.
+func cleanETag(v string) string {
+	if len(v) > webevents.MaxExtraBytes || strings.ContainsFunc(v, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+		return ""
+	}
+	return v
 }

@@ -2,6 +2,7 @@ package crawl
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -80,6 +81,19 @@ func (c *Crawler) persister() error {
 	states := map[string]URLState{}
 	var firstErr error
 	flush := func() {
+		// Each event on its own: one the store would refuse must not take
+		// the others of its batch down with it (the crawler checks them
+		// before queueing; this is the second line).
+		events = slices.DeleteFunc(events, func(e webevents.Event) bool {
+			if err := e.Validate(); err != nil {
+				c.cfg.Logger.Warn("event refused", "url", e.URL, "err", err)
+				c.errMu.Lock()
+				c.errs["refused"]++
+				c.errMu.Unlock()
+				return true
+			}
+			return false
+		})
 		if len(events) > 0 {
 			if err := c.store.Record(events); err != nil && firstErr == nil {
 				firstErr = fmt.Errorf("crawl: record events: %w", err)
