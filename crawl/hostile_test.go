@@ -49,7 +49,9 @@ func TestHostileHeadersLoseNoEvents(t *testing.T) {
 	sites := []*httptest.Server{
 		hostileSite(t, pages, nil),
 		hostileSite(t, pages, func(w http.ResponseWriter, _ *http.Request) { w.Header().Set("ETag", "\"a\tb\"") }),
-		hostileSite(t, pages, func(w http.ResponseWriter, _ *http.Request) { w.Header().Set("ETag", `"`+strings.Repeat("x", 2000)+`"`) }),
+		hostileSite(t, pages, func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("ETag", `"`+strings.Repeat("x", 2000)+`"`)
+		}),
 		hostileSite(t, pages, func(w http.ResponseWriter, r *http.Request) {
 			if r.Method == http.MethodHead {
 				w.Header().Set("Content-Length", "4611686018427387904")
