@@ -174,6 +174,10 @@ func (m *Merger) Merge(ctx context.Context, shrURL string) (*MergeReport, error)
 		first = min(cur.LastDay, today-int64(m.recheck()))
 	}
 	first = max(first, today-int64(m.maxDays())+1)
+	// The next merge starts from the first day that did not finish (a
+	// timeout, a 5xx, a broken file), or from today's re-checks: a day is
+	// only passed once it was merged to its end.
+	next := today
 	for day := first; day <= today; day++ {
 		if err := ctx.Err(); err != nil {
 			return rep, err
@@ -183,15 +187,18 @@ func (m *Merger) Merge(ctx context.Context, shrURL string) (*MergeReport, error)
 		if err != nil { // the store failed: stop, the cursor is safe
 			return rep, err
 		}
+		if dr.Err != nil {
+			next = min(next, day)
+		}
 	}
-	// Keep marks only for days that will be re-checked.
+	// Keep marks only for days that will be fetched again.
 	keep := cur.Marks[:0]
 	for _, mk := range cur.Marks {
-		if mk.Day >= today-int64(m.recheck()) {
+		if mk.Day >= min(next, today-int64(m.recheck())) {
 			keep = append(keep, mk)
 		}
 	}
-	cur.Marks, cur.LastDay, cur.Updated = keep, today, m.now()
+	cur.Marks, cur.LastDay, cur.Updated = keep, next, m.now()
 	if _, err := m.Store.Merge(nil, &cur); err != nil {
 		return rep, fmt.Errorf("protocol: write cursor: %w", err)
 	}

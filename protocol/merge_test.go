@@ -368,3 +368,43 @@ func TestMergeSlowPeer(t *testing.T) {
 	}
 	t.Logf("gave up after %v: %v", time.Since(start).Round(10*time.Millisecond), last.Err)
 }
+
+// Issue 18, item 12: a day that failed (here a 503) is fetched again at the
+// next merge, however old, instead of being passed for ever.
+func TestMergeRetriesFailedDays(t *testing.T) {
+	sharer := webevents.NewMemStore()
+	sharer.Record(dayEvents(testDay-3, 5, 0))
+	sharer.Record(dayEvents(testDay, 5, 10))
+	srv, err := NewServer(sharer, ServerOptions{Control: ShareControl{Crawler: "sharer.example:8080 cocrawl/1.1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	failing := fmt.Sprintf("/%d.dat", testDay-3)
+	down := true
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if down && strings.HasSuffix(r.URL.Path, failing) {
+			http.Error(w, "busy", http.StatusServiceUnavailable)
+			return
+		}
+		srv.ServeHTTP(w, r)
+	}))
+	defer ts.Close()
+	st := webevents.NewMemStore()
+	m := newMerger(st)
+	if rep, err := m.Merge(context.Background(), ts.URL+"/robots.shr"); err != nil || rep.Records != 5 {
+		t.Fatalf("first merge: %d records, %v", rep.Records, err)
+	}
+	down = false
+	for _, now := range []int64{testDay, testDay + 1} { // the same day, and the next
+		m.Now = clockAt(now)
+		if _, err := m.Merge(context.Background(), ts.URL+"/robots.shr"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := snapshot(t, st); len(got) != 10 {
+		t.Fatalf("after the failed day came back: %d URLs, want 10", len(got))
+	}
+	if c, _, _ := st.Cursor(ts.URL + "/robots.shr"); c.LastDay != testDay+1 {
+		t.Errorf("cursor at day %d once every day finished, want %d", c.LastDay, testDay+1)
+	}
+}
