@@ -1,7 +1,9 @@
 package peer
 
 import (
+	"github.com/cocrawl/cocrawl/webevents"
 	"net/url"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -40,11 +42,14 @@ type peerSet struct {
 	sched Schedule
 	rows  map[string]*Record
 	busy  map[string]bool
+	// backing: per row, per host of its special prefixes ("http://host/"),
+	// the latest lpd of a record of its own polls merged from it.
+	backing map[string]map[string]time.Time
 }
 
 func newPeerSet(s Schedule) *peerSet {
 	s.defaults()
-	return &peerSet{sched: s, rows: map[string]*Record{}, busy: map[string]bool{}}
+	return &peerSet{sched: s, rows: map[string]*Record{}, busy: map[string]bool{}, backing: map[string]map[string]time.Time{}}
 }
 
 // load puts a stored row back; a merge that was in flight when the peer
@@ -223,35 +228,106 @@ func (s *peerSet) counts() (known, healthy int) {
 
 // delegated returns the special prefixes this peer leaves to its peers:
 // those of peers whose last merge succeeded, that have shared events
-// before, and that were merged recently. A peer that claims a prefix but
-// shares nothing, or goes away, does not stop us polling it.
+// before, and that were merged recently, and only for hosts each peer
+// shows it polls: records of its own polls (its cid) of that host, merged
+// from it within SpecialBacking. A peer that claims a prefix but shares
+// nothing of it, or goes away, does not stop us polling it.
 func (s *peerSet) delegated(now time.Time) []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out []string
-	for _, r := range s.rows {
+	for key, r := range s.rows {
 		if r.Self || !r.Healthy() || r.Gained == 0 || now.Sub(r.LastSuccess) > 3*s.sched.MergeMax || !r.Distrusted.IsZero() {
 			continue
 		}
-		for _, p := range r.Special {
-			if validSpecial(p) {
+		for _, p := range specials(r.Special) {
+			if seen, ok := s.backing[key][hostPrefix(p)]; ok && now.Sub(seen) <= SpecialBacking {
 				out = append(out, p)
 			}
 		}
 	}
 	sort.Strings(out)
+	return slices.Compact(out)
+}
+
+// SpecialBacking is how recent a peer's own poll of a host must be for its
+// special prefixes on that host to be honoured.
+const SpecialBacking = 24 * time.Hour
+
+// MaxSpecial is how many special prefixes of one peer are honoured; the
+// rest are ignored.
+const MaxSpecial = 64
+
+// backs notes, from a batch merged from a source, the hosts of its special
+// prefixes that it polled itself: records with its own cid.
+func (s *peerSet) backs(from string, batch []webevents.Event, now time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	key := rowKey(from)
+	r := s.rows[key]
+	if r == nil || r.Crawler == "" || len(r.Special) == 0 {
+		return
+	}
+	var hosts []string
+	for _, p := range specials(r.Special) {
+		hosts = append(hosts, hostPrefix(p))
+	}
+	m := s.backing[key]
+	for i := range batch {
+		e := &batch[i]
+		if e.CID != r.Crawler {
+			continue // relayed: someone else's poll
+		}
+		for _, h := range hosts {
+			if strings.HasPrefix(e.URL, h) {
+				if m == nil {
+					m = map[string]time.Time{}
+					s.backing[key] = m
+				}
+				if t := time.Unix(min(e.LPD, now.Unix()), 0); t.After(m[h]) {
+					m[h] = t
+				}
+			}
+		}
+	}
+}
+
+// specials returns the valid prefixes of a peer's special list, each ending
+// at a host boundary, at most MaxSpecial.
+func specials(raw []string) []string {
+	var out []string
+	for _, p := range raw {
+		if n, ok := normalSpecial(p); ok && len(out) < MaxSpecial {
+			out = append(out, n)
+		}
+	}
 	return out
 }
 
-// validSpecial accepts a special prefix only when it names at least a
-// scheme and a host: "http://" alone would take the whole web away from
-// polling.
-func validSpecial(p string) bool {
+// normalSpecial checks a special prefix and writes it as crawled URLs are
+// written: a lower-case scheme and host without the default port, and a
+// path that starts with "/", so the prefix ends at a host boundary.
+// "http://example.com" becomes "http://example.com/", which does not cover
+// http://example.com.evil.net/; "http://" and relative prefixes are
+// refused.
+func normalSpecial(p string) (string, bool) {
 	u, err := url.Parse(p)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return false
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.Opaque != "" {
+		return "", false
 	}
-	return strings.HasPrefix(p, u.Scheme+"://"+u.Host)
+	host := strings.ToLower(u.Host)
+	host = strings.TrimSuffix(host, map[string]string{"http": ":80", "https": ":443"}[strings.ToLower(u.Scheme)])
+	path := u.EscapedPath()
+	if !strings.HasPrefix(path, "/") {
+		path = "/" + path
+	}
+	return strings.ToLower(u.Scheme) + "://" + host + path, true
+}
+
+// hostPrefix is the "scheme://host/" of a normalised special prefix.
+func hostPrefix(p string) string {
+	rest := p[strings.Index(p, "://")+3:]
+	return p[:len(p)-len(rest)+strings.IndexByte(rest, '/')+1]
 }
 
 // release gives back a peer taken by next without merging from it.

@@ -3,7 +3,9 @@ package peer
 import (
 	"errors"
 	"fmt"
+	"github.com/cocrawl/cocrawl/webevents"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 )
@@ -73,10 +75,15 @@ func TestDelegation(t *testing.T) {
 		s.next(now)
 		s.done(u, o, now)
 	}
-	add("http://good.example/robots.shr", mergeOutcome{gained: 3, special: []string{"http://good.example/news/", "http://", "/relative", "ftp://x/"}})
-	add("http://stingy.example/robots.shr", mergeOutcome{gained: 0, special: []string{"http://stingy.example/"}})
+	own := func(u, cid string) []webevents.Event {
+		return []webevents.Event{{URL: u, CID: cid, LPD: now.Unix() - 60, Stat: webevents.Update}}
+	}
+	add("http://good.example/robots.shr", mergeOutcome{gained: 3, crawler: "good:1 G", special: []string{"http://good.example/news/", "http://", "/relative", "ftp://x/"}})
+	add("http://stingy.example/robots.shr", mergeOutcome{gained: 0, crawler: "stingy:1 S", special: []string{"http://stingy.example/"}})
 	add("http://failing.example/robots.shr", mergeOutcome{err: errors.New("down")})
 	add("http://me.example/robots.shr", mergeOutcome{gained: 1, self: true, special: []string{"http://me.example/"}})
+	s.backs("http://good.example/robots.shr", own("http://good.example/news/1", "good:1 G"), now)
+	s.backs("http://stingy.example/robots.shr", own("http://stingy.example/a", "stingy:1 S"), now)
 	if got := s.delegated(now); !reflect.DeepEqual(got, []string{"http://good.example/news/"}) {
 		t.Fatalf("delegated %v", got)
 	}
@@ -84,6 +91,57 @@ func TestDelegation(t *testing.T) {
 	if got := s.delegated(now.Add(4 * time.Minute)); len(got) != 0 {
 		t.Fatalf("delegated to a stale peer: %v", got)
 	}
+}
+
+// Issue 18, item 1: a special prefix ends at a host boundary, at most
+// MaxSpecial of a peer count, and only for hosts the peer shows by its own
+// polls (records with its cid) that it crawls.
+func TestHostileSpecialPrefixes(t *testing.T) {
+	s := newPeerSet(Schedule{MergeMin: time.Second, MergeMax: 24 * time.Hour})
+	now := time.Unix(1_700_000_000, 0)
+	const shr, cid = "http://grabby.example/robots.shr", "grabby:1 G"
+	many := []string{"http://1", "http://example.com", "HTTP://Crawled.Example:80", "http://unbacked.example/"}
+	for i := range 2 * MaxSpecial {
+		many = append(many, fmt.Sprintf("http://h%d.example/", i))
+	}
+	s.add(shr, "static", now)
+	s.next(now)
+	s.done(shr, mergeOutcome{gained: 5, crawler: cid, special: many}, now)
+	var batch []webevents.Event
+	for _, u := range []string{"http://1/x", "http://example.com/a", "http://crawled.example/p"} {
+		batch = append(batch, webevents.Event{URL: u, CID: cid, LPD: now.Unix()})
+	}
+	batch = append(batch, webevents.Event{URL: "http://unbacked.example/p", CID: "someone-else:1 X", LPD: now.Unix()})
+	for i := range 2 * MaxSpecial {
+		batch = append(batch, webevents.Event{URL: fmt.Sprintf("http://h%d.example/p", i), CID: cid, LPD: now.Unix()})
+	}
+	s.backs(shr, batch, now)
+	got := s.delegated(now)
+	if len(got) != MaxSpecial-1 { // the first MaxSpecial, less the unbacked one
+		t.Errorf("%d prefixes honoured, want %d", len(got), MaxSpecial-1)
+	}
+	for _, u := range []string{"http://127.0.0.1:8080/a", "http://10.0.0.1/", "http://example.com.evil.net/", "http://unbacked.example/p"} {
+		if hasAnyPrefix(u, got) {
+			t.Errorf("%s left to a peer: %v", u, got)
+		}
+	}
+	for _, u := range []string{"http://1/x", "http://example.com/a", "http://crawled.example/p"} {
+		if !hasAnyPrefix(u, got) {
+			t.Errorf("%s not left to the peer that polls it", u)
+		}
+	}
+	if later := s.delegated(now.Add(SpecialBacking + time.Hour)); len(later) != 0 {
+		t.Errorf("prefixes honoured without recent polls of their hosts: %v", later)
+	}
+}
+
+func hasAnyPrefix(s string, prefixes []string) bool {
+	for _, p := range prefixes {
+		if strings.HasPrefix(s, p) {
+			return true
+		}
+	}
+	return false
 }
 
 func TestDiscoveredPeersAreBounded(t *testing.T) {

@@ -245,6 +245,7 @@ func (c *checker) stats() CheckStats {
 // next poll off, and learns whether the page changed), and the batch joins
 // the merge's spot-check sample.
 func (p *Peer) onMerged(from string, batch []webevents.Event, _ webevents.MergeResult) {
+	p.peers.backs(from, batch, time.Now())
 	for i := range batch {
 		e := &batch[i]
 		h := crawl.Hint{URL: e.URL, Seen: time.Unix(e.LPD, 0)}
