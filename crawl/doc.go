@@ -29,5 +29,5 @@
 // life cycle and the poll.
 //
 // The crawler never records events for robots.txt, robots.shr, or URLs
-// under a prefix given to ExcludePrefix (peers' share repositories).
+// under a prefix given to ExcludePrefixes (peers' share repositories).
 package crawl

@@ -8,11 +8,12 @@ import (
 	"golang.org/x/net/publicsuffix"
 )
 
-// ExcludePrefix stops the crawler from polling URLs that start with p: a
-// known peer's share repository (spec section 10).
-func (c *Crawler) ExcludePrefix(p string) {
+// ExcludePrefixes replaces the URL prefixes the crawler never polls: known
+// peers' share repositories (spec section 10). It replaces rather than
+// adds, so a list that changes cannot grow without bound.
+func (c *Crawler) ExcludePrefixes(ps []string) {
 	c.mu.Lock()
-	c.excluded = append(c.excluded, p)
+	c.excluded = append([]string(nil), ps...)
 	c.mu.Unlock()
 }
 

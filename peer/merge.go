@@ -124,7 +124,7 @@ func (p *Peer) recordMerge(rowURL string, o mergeOutcome, end time.Time) {
 		p.log.Warn("merge failed", "peer", rowURL, "failures", row.Consecutive, "next", row.NextDue.Format(time.TimeOnly), "err", o.err)
 		return
 	}
-	p.excludeRepository(o.repository)
+	p.excludeRepository(rowURL, rowURL, o.repository)
 	p.crawler.Delegate(p.peers.delegated(end))
 	p.log.Debug("merged", "peer", rowURL, "gained", o.gained, "records", o.records, "bytes", o.bytes, "took", o.took)
 }

@@ -5,10 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math/rand/v2"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -105,7 +108,7 @@ type Peer struct {
 	kick chan struct{} // a peer was added
 
 	excludedMu sync.Mutex
-	excluded   map[string]bool // peers' repositories the crawler never polls
+	excluded   map[string]string // per peer row, its repository the crawler never polls ("self": this peer's own)
 
 	histMu  sync.Mutex
 	history []Sample
@@ -170,7 +173,7 @@ func New(cfg Config, st Stores) (*Peer, error) {
 	p := &Peer{
 		cfg: cfg, cid: cid, stores: st, crawler: c, peers: newPeerSet(cfg.Schedule), log: cfg.Logger,
 		ctl: cfg.Controller, timeAt: map[string]time.Duration{}, kick: make(chan struct{}, 1),
-		excluded: map[string]bool{}, stats: newStats(), metrics: protocol.NewMetrics(), started: time.Now(),
+		excluded: map[string]string{}, stats: newStats(), metrics: protocol.NewMetrics(), started: time.Now(),
 		checks: newChecker(cfg.Trust),
 	}
 	p.rhoNow = p.ctl.Rho()
@@ -204,8 +207,12 @@ func New(cfg Config, st Stores) (*Peer, error) {
 		}
 		p.p2p.found = p.addP2PPeer
 	}
-	c.ExcludePrefix("http://" + cfg.Addr + p.share.RepositoryPath())
-	if err := st.Peers.LoadPeers(func(r Record) error { p.peers.load(r); p.excludeRepository(r.Repository); return nil }); err != nil {
+	p.excludeRepository("self", "http://"+cfg.Addr+"/robots.shr", "http://"+cfg.Addr+p.share.RepositoryPath())
+	if err := st.Peers.LoadPeers(func(r Record) error {
+		p.peers.load(r)
+		p.excludeRepository(r.URL, r.URL, r.Repository)
+		return nil
+	}); err != nil {
 		p.closeP2P()
 		return nil, fmt.Errorf("peer: load peer table: %w", err)
 	}
@@ -458,17 +465,29 @@ func (p *Peer) addP2PPeer(ai peer.AddrInfo, source string) {
 	}
 }
 
-// excludeRepository keeps the crawler away from a peer's day files.
-func (p *Peer) excludeRepository(repo string) {
-	if repo == "" {
-		return
-	}
+// excludeRepository keeps the crawler away from a peer's day files: the
+// repository its robots.shr at shrURL names, replacing what the same row
+// named before. Only a repository on the host of the robots.shr is kept
+// away from: a peer cannot take a site it does not serve out of polling
+// by naming it.
+func (p *Peer) excludeRepository(row, shrURL, repo string) {
 	p.excludedMu.Lock()
 	defer p.excludedMu.Unlock()
-	if !p.excluded[repo] {
-		p.excluded[repo] = true
-		p.crawler.ExcludePrefix(repo)
+	if sameHost(shrURL, repo) {
+		p.excluded[row] = repo
+	} else {
+		delete(p.excluded, row)
 	}
+	list := slices.Sorted(maps.Values(p.excluded))
+	p.crawler.ExcludePrefixes(slices.Compact(list))
+}
+
+// sameHost says whether two absolute http(s) URLs have the same scheme
+// and host (with port).
+func sameHost(a, b string) bool {
+	ua, err1 := url.Parse(a)
+	ub, err2 := url.Parse(b)
+	return err1 == nil && err2 == nil && ua.Host != "" && strings.EqualFold(ua.Scheme, ub.Scheme) && strings.EqualFold(ua.Host, ub.Host)
 }
 
 // Handler serves the share repository, /metrics, /api/status, /api/peers

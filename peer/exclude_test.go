@@ -1,0 +1,41 @@
+package peer
+
+import (
+	"testing"
+
+	"github.com/cocrawl/cocrawl/crawl"
+	"github.com/cocrawl/cocrawl/webevents"
+)
+
+// Issue 18, item 6: a peer's repository is kept away from polling only on
+// the peer's own host, and a new one replaces the old.
+func TestRepositoryExclusion(t *testing.T) {
+	cfg := Config{Addr: "self.invalid:8470"}
+	cfg.Crawl.Seeds = []string{"http://victim.example/", "http://p.example/"}
+	p, err := New(cfg, Stores{Events: webevents.NewMemStore(), Frontier: &crawl.MemFrontier{}, Peers: &MemPeers{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	polled := func(u string) bool { return p.crawler.Recheck(u) }
+
+	p.excludeRepository("http://evil.example/robots.shr", "http://evil.example/robots.shr", "http://victim.example/")
+	if !polled("http://victim.example/page") {
+		t.Error("a peer took another site out of polling by naming it as its repository")
+	}
+	const row = "http://p.example/robots.shr"
+	p.excludeRepository(row, row, "http://p.example/share/")
+	if polled("http://p.example/share/20000.dat") {
+		t.Error("a peer's own repository is polled")
+	}
+	p.excludeRepository(row, row, "http://p.example/share2/")
+	if !polled("http://p.example/share/x.html") || polled("http://p.example/share2/20000.dat") {
+		t.Error("a peer's new repository did not replace its old one")
+	}
+	p.excludedMu.Lock()
+	n := len(p.excluded)
+	p.excludedMu.Unlock()
+	if n != 2 { // this peer's own, and p.example's
+		t.Errorf("%d exclusions kept, want 2", n)
+	}
+}
