@@ -130,6 +130,13 @@ func (c *Crawler) Load() (int, error) {
 	if !c.loaded {
 		err := c.fstore.LoadFrontier(func(s URLState) error {
 			c.f.add(s)
+			// Politeness survives the restart: the host waits until the
+			// latest time any of its polls allowed.
+			if s.HostNext > 0 {
+				h := c.f.host(hostKey(s.URL))
+				h.nextAllowed = later(h.nextAllowed, time.UnixMilli(s.HostNext))
+				c.f.placeHost(h) // its place in the heaps depends on it
+			}
 			return nil
 		})
 		if err != nil {
@@ -413,12 +420,13 @@ func (c *Crawler) afterFetch(h *host, st *URLState, res *Result) (webevents.Even
 		c.addURL(l, st.Depth+1, res.End)
 	}
 	c.f.reschedule(h, st)
-	c.save(st)
 	h.lastFetch = res.End.Sub(res.Start)
 	notBefore := res.End.Add(c.delay(h, h.lastFetch))
 	if transient {
 		notBefore = later(notBefore, res.End.Add(c.backoff(h, res.RetryAfter)))
 	}
+	st.HostNext = notBefore.UnixMilli()
+	c.save(st)
 	c.f.release(h, notBefore)
 	return ev, changed, kind
 }

@@ -216,3 +216,36 @@ func TestCrawlHonoursCrawlDelayAndRobotsDown(t *testing.T) {
 		}
 	}
 }
+
+// Issue 18, item 14: a crawl stopped and started again keeps the host's
+// Crawl-delay between the last request before the stop and the first
+// after it.
+func TestPolitenessSurvivesRestart(t *testing.T) {
+	w, err := testweb.Start(testweb.Config{Hosts: 1, PagesPerHost: 5, RobotsEvery: 1, CrawlDelay: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	cfg := testConfig(w)
+	cfg.MinDelay = 0
+	st, fs := webevents.NewMemStore(), &MemFrontier{}
+	h := w.Hosts()[0]
+	run := func(until func() bool) {
+		c, err := New(cfg, st, fs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- c.Run(ctx) }()
+		waitFor(t, 10*time.Second, "requests", until)
+		cancel()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	run(func() bool { return len(h.Log()) >= 2 }) // robots.txt and a page
+	before := len(h.Log())
+	run(func() bool { return len(h.Log()) > before })
+	checkPoliteness(t, w, 2*time.Second)
+}

@@ -18,6 +18,10 @@ type URLState struct {
 	ETag     string        `json:"e,omitempty"` // validators for conditional requests
 	LastMod  string        `json:"m,omitempty"`
 	Excluded bool          `json:"x,omitempty"` // disallowed by robots.txt when last checked; asked again when it expires
+	// HostNext is, as of this URL's last poll, when its host could next
+	// be asked (Unix ms): after a restart the host waits until the latest
+	// of its URLs' HostNext, so the delay holds across restarts.
+	HostNext int64 `json:"hn,omitempty"`
 
 	qi       int  // 1 + position in its host's queue; 0 when not queued (being polled, gone)
 	checking bool // Recheck asked for a poll: hints do not put it off
