@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/cocrawl/cocrawl/internal/iolimit"
 	"github.com/cocrawl/cocrawl/webevents"
 	"io"
 	"mime"
@@ -174,7 +175,7 @@ func (f *Fetcher) Fetch(ctx context.Context, rawURL string, head bool, etag, las
 // pass, within the size cap and the minimum speed.
 func (f *Fetcher) readBody(r *Result, resp *http.Response, rawURL, cs string) {
 	h := sha256.New()
-	counted := &speedReader{r: io.LimitReader(resp.Body, f.cfg.MaxBodyBytes+1), start: r.Start, min: f.cfg.MinSpeed, after: f.cfg.MinSpeedAfter}
+	counted := &iolimit.MinSpeed{R: io.LimitReader(resp.Body, f.cfg.MaxBodyBytes+1), Start: r.Start, Min: f.cfg.MinSpeed, After: f.cfg.MinSpeedAfter, TooSlow: ErrTooSlow}
 	body := io.TeeReader(counted, h)
 	if r.HTML {
 		base, _ := url.Parse(rawURL)
@@ -189,12 +190,12 @@ func (f *Fetcher) readBody(r *Result, resp *http.Response, rawURL, cs string) {
 		r.Links, _ = ExtractLinks(in, base)
 	}
 	_, _ = io.Copy(io.Discard, body)
-	if counted.err != nil {
-		r.Err = counted.err
+	if counted.Err() != nil {
+		r.Err = counted.Err()
 		return
 	}
-	r.Size = counted.n
-	if counted.n > f.cfg.MaxBodyBytes {
+	r.Size = counted.N()
+	if counted.N() > f.cfg.MaxBodyBytes {
 		r.Truncated, r.Size = true, f.cfg.MaxBodyBytes
 	}
 	r.Digest = "sha256:" + hex.EncodeToString(h.Sum(nil))
@@ -247,32 +248,6 @@ func retryAfter(v string, now time.Time) time.Duration {
 		return t.Sub(now)
 	}
 	return 0
-}
-
-// speedReader counts bytes and fails a transfer that is too slow.
-type speedReader struct {
-	r     io.Reader
-	n     int64
-	start time.Time
-	min   int64
-	after time.Duration
-	err   error
-}
-
-func (s *speedReader) Read(p []byte) (int, error) {
-	if s.err != nil {
-		return 0, s.err
-	}
-	n, err := s.r.Read(p)
-	s.n += int64(n)
-	if el := time.Since(s.start); el > s.after && float64(s.n)/el.Seconds() < float64(s.min) {
-		s.err = fmt.Errorf("%w: %d bytes in %v", ErrTooSlow, s.n, el.Round(time.Millisecond))
-		return n, s.err
-	}
-	if err != nil && err != io.EOF {
-		s.err = err
-	}
-	return n, err
 }
 
 // cleanETag is the ETag header if an event and a request can carry it, ""

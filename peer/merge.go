@@ -21,6 +21,10 @@ import (
 
 // tryMerge merges from the next due peer; drawn is the side the slot drew.
 func (p *Peer) tryMerge(ctx context.Context, drawn string) (bool, time.Duration) {
+	if !p.mergeSlot() {
+		return false, 0 // half the slots merge already: the slot polls
+	}
+	defer p.merging.Add(-1)
 	rec, ok, wait := p.peers.next(time.Now())
 	if !ok {
 		return false, wait
@@ -40,6 +44,22 @@ func (p *Peer) tryMerge(ctx context.Context, drawn string) (bool, time.Duration)
 	p.observeMerge(rec.URL, rep, o)
 	p.payForDays(rep)
 	return true, 0
+}
+
+// mergeSlot takes one of the merge places: at most half the slots merge at
+// once (one when there is a single slot), so peers that are slow to serve
+// cannot hold every slot and stop polling. A peer that never polls (rho
+// fixed at 0, a mirror) has nothing to starve and merges on every slot.
+func (p *Peer) mergeSlot() bool {
+	limit := int32(max(1, p.cfg.Slots/2))
+	if p.Rho() == 0 {
+		limit = int32(max(1, p.cfg.Slots))
+	}
+	if p.merging.Add(1) > limit {
+		p.merging.Add(-1)
+		return false
+	}
+	return true
 }
 
 // mergeFrom runs one merge from the peer of a peer-table row: over libp2p

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/libp2p/go-libp2p/core/peer"
@@ -87,6 +88,7 @@ func StoresIn(st *webevents.BadgerStore) Stores {
 
 // Peer is a running cooperating crawler.
 type Peer struct {
+	merging atomic.Int32 // slots merging now (mergeSlot)
 	cfg     Config
 	cid     string
 	stores  Stores

@@ -54,4 +54,6 @@ var (
 	ErrBadNumber          = errors.New("protocol: not a decimal number")
 	ErrUnsupportedVersion = errors.New("protocol: unsupported protocol version")
 	ErrBinary             = errors.New("protocol: NUL byte in text")
+	ErrTooSlow            = errors.New("protocol: day file below the minimum speed")
+	ErrMergeTooLong       = errors.New("protocol: merge took longer than its limit")
 )

@@ -1,10 +1,12 @@
 package protocol
 
 import (
+	"cmp"
 	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
+	"github.com/cocrawl/cocrawl/internal/iolimit"
 	"io"
 	"log/slog"
 	"net/http"
@@ -40,6 +42,14 @@ type Merger struct {
 	Recheck int
 	// BatchSize is how many records are committed at once; 0 means 4096.
 	BatchSize int
+	// MaxDuration bounds one whole merge, every request included; 0 means
+	// 10 minutes. What was committed before it passed is kept.
+	MaxDuration time.Duration
+	// MinSpeed is the slowest average a day file may arrive at, in bytes per
+	// second, once MinSpeedAfter has passed since its request; 0 means 1,024
+	// and 30 s. A peer that trickles its files is given up, not waited for.
+	MinSpeed      int64
+	MinSpeedAfter time.Duration
 	// CheckControl, when set, may refuse a peer's robots.shr before anything
 	// is merged; a libp2p client uses it to reject a file whose peer-id is
 	// not the peer the connection authenticated.
@@ -143,6 +153,8 @@ func positiveOr(v, def int) int {
 // could be merged (robots.shr unusable, store failing, context done).
 func (m *Merger) Merge(ctx context.Context, shrURL string) (*MergeReport, error) {
 	lim := m.Limits.withDefaults()
+	ctx, cancel := context.WithTimeoutCause(ctx, cmp.Or(m.MaxDuration, 10*time.Minute), ErrMergeTooLong)
+	defer cancel()
 	rep := &MergeReport{Peer: shrURL}
 	base, err := url.Parse(shrURL)
 	if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
@@ -179,8 +191,8 @@ func (m *Merger) Merge(ctx context.Context, shrURL string) (*MergeReport, error)
 	// only passed once it was merged to its end.
 	next := today
 	for day := first; day <= today; day++ {
-		if err := ctx.Err(); err != nil {
-			return rep, err
+		if ctx.Err() != nil {
+			return rep, context.Cause(ctx) // shut down, or ErrMergeTooLong
 		}
 		dr, err := m.mergeDay(ctx, repo, day, &cur, lim, rep)
 		rep.Days = append(rep.Days, dr)
@@ -189,6 +201,10 @@ func (m *Merger) Merge(ctx context.Context, shrURL string) (*MergeReport, error)
 		}
 		if dr.Err != nil {
 			next = min(next, day)
+		}
+		if errors.Is(dr.Err, ErrTooSlow) {
+			// The next days would come as slowly: give the slot back.
+			return rep, dr.Err
 		}
 	}
 	// Keep marks only for days that will be fetched again.
@@ -201,6 +217,9 @@ func (m *Merger) Merge(ctx context.Context, shrURL string) (*MergeReport, error)
 	cur.Marks, cur.LastDay, cur.Updated = keep, next, m.now()
 	if _, err := m.Store.Merge(nil, &cur); err != nil {
 		return rep, fmt.Errorf("protocol: write cursor: %w", err)
+	}
+	if ctx.Err() != nil { // the deadline cut the last day short
+		return rep, context.Cause(ctx)
 	}
 	return rep, nil
 }
@@ -343,7 +362,9 @@ func (m *Merger) account(err error, dr *DayReport) error {
 // decodeDay streams a response body through the decoder into the store in
 // batches, moving the cursor's mark with each batch. Memory is one batch.
 func (m *Merger) decodeDay(resp *http.Response, day, base int64, cur *webevents.Cursor, lim Limits, dr *DayReport) error {
-	wire := &countingReader{r: io.LimitReader(resp.Body, lim.MaxBytes+1)}
+	slow := &iolimit.MinSpeed{R: resp.Body, Start: time.Now(), Min: cmp.Or(m.MinSpeed, 1024),
+		After: cmp.Or(m.MinSpeedAfter, 30*time.Second), TooSlow: ErrTooSlow}
+	wire := &countingReader{r: io.LimitReader(slow, lim.MaxBytes+1)}
 	defer func() {
 		dr.WireBytes = wire.n
 		m.Metrics.received(wire.n)

@@ -408,3 +408,73 @@ func TestMergeRetriesFailedDays(t *testing.T) {
 		t.Errorf("cursor at day %d once every day finished, want %d", c.LastDay, testDay+1)
 	}
 }
+
+// trickler serves a robots.shr and, for today's day file, one record and
+// then body as it pleases.
+func trickler(t *testing.T, body func(w http.ResponseWriter, r *http.Request)) *httptest.Server {
+	good := dayEvents(testDay, 1, 0)[0]
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.shr" {
+			fmt.Fprintf(w, "version: 1.0\ncrawler: a:1 A\nrepository: /s/\n")
+			return
+		}
+		if r.URL.Path != fmt.Sprintf("/s/%d.dat", testDay) {
+			http.NotFound(w, r)
+			return
+		}
+		w.Write(webevents.AppendRecord(nil, &good))
+		w.(http.Flusher).Flush()
+		body(w, r)
+	}))
+	t.Cleanup(ts.Close)
+	return ts
+}
+
+// mergeWithin runs a merge and fails the test if it is still running
+// after limit.
+func mergeWithin(t *testing.T, m *Merger, u string, limit time.Duration) (*MergeReport, error) {
+	t.Helper()
+	type result struct {
+		rep *MergeReport
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		rep, err := m.Merge(context.Background(), u)
+		done <- result{rep, err}
+	}()
+	select {
+	case r := <-done:
+		return r.rep, r.err
+	case <-time.After(limit):
+		t.Fatalf("the merge was still waiting after %v", limit)
+		return nil, nil
+	}
+}
+
+// Issue 18, item 2: a day file that drips is given up by the minimum
+// speed, with the client's own time limit far away; a peer that sends
+// nothing at all, by the merge's deadline.
+func TestMergeGivesUpOnSlowPeers(t *testing.T) {
+	drip := trickler(t, func(w http.ResponseWriter, r *http.Request) {
+		for r.Context().Err() == nil {
+			w.Write([]byte("u"))
+			w.(http.Flusher).Flush()
+			time.Sleep(20 * time.Millisecond)
+		}
+	})
+	m := newMerger(webevents.NewMemStore())
+	m.MinSpeedAfter = 300 * time.Millisecond
+	rep, err := mergeWithin(t, m, drip.URL+"/robots.shr", 10*time.Second)
+	if !errors.Is(err, ErrTooSlow) || rep.Result.Accepted != 1 {
+		t.Errorf("dripping peer: %v, %d accepted", err, rep.Result.Accepted)
+	}
+
+	stall := trickler(t, func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() })
+	m = newMerger(webevents.NewMemStore())
+	m.MaxDuration = 500 * time.Millisecond
+	rep, err = mergeWithin(t, m, stall.URL+"/robots.shr", 10*time.Second)
+	if !errors.Is(err, ErrMergeTooLong) || rep.Result.Accepted != 1 {
+		t.Errorf("stalled peer: %v, %d accepted", err, rep.Result.Accepted)
+	}
+}

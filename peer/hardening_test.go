@@ -39,3 +39,25 @@ func TestRepositoryExclusion(t *testing.T) {
 		t.Errorf("%d exclusions kept, want 2", n)
 	}
 }
+
+// Issue 18, item 2: at most half the slots merge at once, so slow peers
+// cannot take every slot from polling.
+func TestMergesTakeHalfTheSlots(t *testing.T) {
+	cfg := Config{Addr: "self.invalid:8470", Slots: 4}
+	cfg.Crawl.Seeds = []string{"http://a.example/"}
+	p, err := New(cfg, Stores{Events: webevents.NewMemStore(), Frontier: &crawl.MemFrontier{}, Peers: &MemPeers{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	if !p.mergeSlot() || !p.mergeSlot() {
+		t.Fatal("two of four slots could not merge")
+	}
+	if p.mergeSlot() {
+		t.Fatal("a third of four slots merged")
+	}
+	p.merging.Add(-1)
+	if !p.mergeSlot() {
+		t.Fatal("a merge place given back was not taken again")
+	}
+}
