@@ -333,24 +333,13 @@ func TestMergeBadControl(t *testing.T) {
 // time limit; what arrived in whole records is kept.
 func TestMergeSlowPeer(t *testing.T) {
 	good := dayEvents(testDay, 1, 0)[0]
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/robots.shr" {
-			fmt.Fprintf(w, "version: 1.0\ncrawler: a:1 A\nrepository: /s/\n")
-			return
-		}
-		if r.URL.Path != fmt.Sprintf("/s/%d.dat", testDay) {
-			http.NotFound(w, r)
-			return
-		}
-		w.Write(webevents.AppendRecord(nil, &good))
-		w.(http.Flusher).Flush()
-		for r.Context().Err() == nil { // then one byte every 50 ms, for ever
+	ts := trickler(t, func(w http.ResponseWriter, r *http.Request) {
+		for r.Context().Err() == nil { // one byte every 50 ms, for ever
 			w.Write([]byte("u"))
 			w.(http.Flusher).Flush()
 			time.Sleep(50 * time.Millisecond)
 		}
-	}))
-	defer ts.Close()
+	})
 	st := webevents.NewMemStore()
 	m := newMerger(st)
 	m.Client = NewHTTPClient(ClientOptions{AllowPrivate: true, Timeout: 500 * time.Millisecond})
