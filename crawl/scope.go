@@ -17,6 +17,17 @@ func (c *Crawler) ExcludePrefixes(ps []string) {
 	c.mu.Unlock()
 }
 
+// InScope says whether a URL is within the crawler's scope: its seeds'
+// hosts or domains, or any URL with Scope "all".
+func (c *Crawler) InScope(u string) bool {
+	if c.cfg.Scope == "all" {
+		return true
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.scope[c.scopeKey(u)]
+}
+
 func (c *Crawler) scopeKey(u string) string {
 	p, err := url.Parse(u)
 	if err != nil {

@@ -61,3 +61,23 @@ func TestMergesTakeHalfTheSlots(t *testing.T) {
 		t.Fatal("a merge place given back was not taken again")
 	}
 }
+
+// Issue 18, item 4: a lifecycle violation in a merged batch is polled,
+// not only counted (the crawler is asked to look at the URL now).
+func TestViolationsArePolled(t *testing.T) {
+	cfg := Config{Addr: "self.invalid:8470"}
+	cfg.Crawl.Seeds = []string{"http://a.example/"}
+	p, err := New(cfg, Stores{Events: webevents.NewMemStore(), Frontier: &crawl.MemFrontier{}, Peers: &MemPeers{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	if _, err := p.crawler.Load(); err != nil {
+		t.Fatal(err)
+	}
+	before := p.crawler.Stats().Known
+	p.onMerged("http://b.example/robots.shr", nil, webevents.MergeResult{Polls: []string{"http://a.example/violated"}})
+	if got := p.crawler.Stats().Known; got != before+1 {
+		t.Fatalf("frontier %d URLs after a violation, %d before: the URL was not asked for", got, before)
+	}
+}

@@ -42,6 +42,12 @@ type Config struct {
 
 	Peers    []string // robots.shr URLs of static peers
 	Schedule Schedule
+	// MergeInScope merges only records of URLs within the crawler's scope
+	// (its seeds' hosts or domains); the others are dropped.
+	MergeInScope bool
+	// DayQuota is how many records one peer's file of one day may bring;
+	// 0 means protocol.Merger's default (1,000,000).
+	DayQuota int64
 	// Slots is how many network operations run at once; default
 	// Crawl.Workers. Each slot draws poll or merge with probability rho.
 	Slots int
@@ -186,7 +192,10 @@ func New(cfg Config, st Stores) (*Peer, error) {
 		Store:  st.Events,
 		Client: protocol.NewHTTPClient(protocol.ClientOptions{AllowPrivate: cfg.AllowPrivate}),
 		Limits: cfg.MergeLimits, From: cfg.Contact, Logger: cfg.Logger, Metrics: p.metrics,
-		Merged: p.onMerged,
+		Merged: p.onMerged, DayQuota: cfg.DayQuota,
+	}
+	if cfg.MergeInScope {
+		p.merger.Filter = func(e *webevents.Event) bool { return p.crawler.InScope(e.URL) }
 	}
 	var shareStore protocol.ShareStore = st.Events
 	if !cfg.Share {

@@ -244,8 +244,13 @@ func (c *checker) stats() CheckStats {
 // record counts as a visit of its URL by that peer (the frontier puts the
 // next poll off, and learns whether the page changed), and the batch joins
 // the merge's spot-check sample.
-func (p *Peer) onMerged(from string, batch []webevents.Event, _ webevents.MergeResult) {
+func (p *Peer) onMerged(from string, batch []webevents.Event, res webevents.MergeResult) {
 	p.peers.backs(from, batch, time.Now())
+	// Lifecycle violations (spec section 10) are polled, not only counted:
+	// a few per batch, so a flood of them cannot take every poll.
+	for _, u := range res.Polls[:min(len(res.Polls), maxViolationPolls)] {
+		p.crawler.Recheck(u)
+	}
 	for i := range batch {
 		e := &batch[i]
 		h := crawl.Hint{URL: e.URL, Seen: time.Unix(e.LPD, 0)}
@@ -256,6 +261,10 @@ func (p *Peer) onMerged(from string, batch []webevents.Event, _ webevents.MergeR
 	}
 	p.checks.offer(from, batch)
 }
+
+// maxViolationPolls bounds the lifecycle violations of one merged batch
+// that are polled.
+const maxViolationPolls = 16
 
 // askChecks asks the crawler to re-poll the sample of a merge just ended:
 // all of it while the source is not yet vouched for, one record once it is

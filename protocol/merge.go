@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -50,6 +51,13 @@ type Merger struct {
 	// and 30 s. A peer that trickles its files is given up, not waited for.
 	MinSpeed      int64
 	MinSpeedAfter time.Duration
+	// DayQuota is how many records one peer's file of one day may bring
+	// in all; the rest are not merged. 0 means 1,000,000.
+	DayQuota int64
+	// Filter, when set, keeps only the records it accepts (a peer that
+	// merges only URLs within its own scope); the others are counted as
+	// Filtered.
+	Filter func(*webevents.Event) bool
 	// CheckControl, when set, may refuse a peer's robots.shr before anything
 	// is merged; a libp2p client uses it to reject a file whose peer-id is
 	// not the peer the connection authenticated.
@@ -85,6 +93,8 @@ type DayReport struct {
 	BadRecords int64
 	WireBytes  int64
 	Result     webevents.MergeResult
+	Filtered   int64 // records Merger.Filter left out
+	OverQuota  bool  // the day's quota was reached: the rest is not merged
 	Err        error // a fatal error for this day; later days were still tried
 }
 
@@ -108,6 +118,8 @@ func (m *Merger) client() *http.Client {
 func (m *Merger) backDays() int  { return positiveOr(m.BackDays, 7) }
 func (m *Merger) maxDays() int   { return positiveOr(m.MaxDays, 30) }
 func (m *Merger) batchSize() int { return positiveOr(m.BatchSize, 4096) }
+
+func (m *Merger) dayQuota() int64 { return cmp.Or(max(m.DayQuota, 0), 1_000_000) }
 
 // recheck is the days re-checked before today: Recheck, 1 when zero, none
 // when negative.
@@ -269,6 +281,10 @@ func (m *Merger) fetchControl(ctx context.Context, u string, lim Limits, rep *Me
 func (m *Merger) mergeDay(ctx context.Context, repo *url.URL, day int64, cur *webevents.Cursor, lim Limits, rep *MergeReport) (DayReport, error) {
 	dr := DayReport{Day: day}
 	mark := cur.Mark(day)
+	if mark.Records >= m.dayQuota() {
+		dr.OverQuota = true // finished: nothing more is taken from this file
+		return dr, nil
+	}
 	u := repo.JoinPath(strconv.FormatInt(day, 10) + ".dat").String()
 	for attempt := 0; attempt < 2; attempt++ {
 		req, err := m.newRequest(ctx, u)
@@ -391,11 +407,23 @@ func (m *Merger) decodeDay(resp *http.Response, day, base int64, cur *webevents.
 	go m.decodeBatches(dec, batches, stop, func(err error) {
 		m.logger().Debug("merge: bad record skipped", "day", day, "err", err)
 	})
+	taken := cur.Mark(day).Records
 	for b := range batches {
 		dr.Records += b.records
 		dr.BadRecords += b.bad
-		mk := webevents.DayMark{Day: day, Offset: base + b.offset}
-		if b.err == io.EOF {
+		if left := m.dayQuota() - taken; int64(len(b.events)) >= left {
+			b.events, dr.OverQuota = b.events[:left], true
+			m.Metrics.fetch("dat_over_quota")
+			m.logger().Warn("merge: a peer's day file passed the quota", "peer", cur.Peer, "day", day, "quota", m.dayQuota())
+		}
+		taken += int64(len(b.events))
+		if m.Filter != nil {
+			n := len(b.events)
+			b.events = slices.DeleteFunc(b.events, func(e webevents.Event) bool { return !m.Filter(&e) })
+			dr.Filtered += int64(n - len(b.events))
+		}
+		mk := webevents.DayMark{Day: day, Offset: base + b.offset, Records: taken}
+		if b.err == io.EOF && !dr.OverQuota {
 			mk.ETag = resp.Header.Get("ETag") // the file was read whole
 		}
 		cur.SetMark(mk)
@@ -407,6 +435,9 @@ func (m *Merger) decodeDay(resp *http.Response, day, base int64, cur *webevents.
 		dr.Result.Add(res)
 		if m.Merged != nil && len(b.events) > 0 {
 			m.Merged(cur.Peer, b.events, res)
+		}
+		if dr.OverQuota {
+			return nil // the decoder goroutine stops when stop closes
 		}
 		if b.err != nil && b.err != io.EOF {
 			// Fatal: what was decoded before stands, without the ETag, so

@@ -467,3 +467,43 @@ func TestMergeGivesUpOnSlowPeers(t *testing.T) {
 		t.Errorf("stalled peer: %v, %d accepted", err, rep.Result.Accepted)
 	}
 }
+
+// Issue 18, item 4: one peer's file of one day brings at most the quota,
+// at this merge and every later one, and the day still counts as merged;
+// a filter keeps out what the merging peer does not want.
+func TestMergeDayQuotaAndFilter(t *testing.T) {
+	sharer := webevents.NewMemStore()
+	sharer.Record(dayEvents(testDay, 100, 0))
+	_, ts := newTestServer(t, sharer)
+	st := webevents.NewMemStore()
+	m := newMerger(st)
+	m.DayQuota = 30
+	m.BatchSize = 8
+	rep, err := m.Merge(context.Background(), ts.URL+"/robots.shr")
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := rep.Days[len(rep.Days)-1]
+	if !last.OverQuota || last.Err != nil || len(snapshot(t, st)) != 30 {
+		t.Fatalf("quota 30: over %v, err %v, %d stored", last.OverQuota, last.Err, len(snapshot(t, st)))
+	}
+	sharer.Record(dayEvents(testDay, 10, 500))
+	if _, err := m.Merge(context.Background(), ts.URL+"/robots.shr"); err != nil || len(snapshot(t, st)) != 30 {
+		t.Fatalf("after more records of the same day: %d stored, %v", len(snapshot(t, st)), err)
+	}
+
+	st = webevents.NewMemStore()
+	m = newMerger(st)
+	m.Filter = func(e *webevents.Event) bool { return strings.HasSuffix(e.URL, "0") }
+	rep, err = m.Merge(context.Background(), ts.URL+"/robots.shr")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var filtered int64
+	for _, d := range rep.Days {
+		filtered += d.Filtered
+	}
+	if got := len(snapshot(t, st)); got == 0 || int64(got)+filtered != 110 {
+		t.Fatalf("filter: %d stored, %d filtered, want 110 in all", got, filtered)
+	}
+}

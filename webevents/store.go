@@ -83,6 +83,9 @@ type DayMark struct {
 	Day    int64  `json:"day"`
 	Offset int64  `json:"offset"`
 	ETag   string `json:"etag,omitempty"`
+	// Records is how many records of the day file were taken so far: a
+	// merge stops at a quota per peer and day.
+	Records int64 `json:"records,omitempty"`
 }
 
 // Mark returns the mark of day, or a zero mark for it.

@@ -33,6 +33,8 @@ type runOptions struct {
 	community               string
 	p2pListen, bootstrap    multiFlag
 	noDHT, noP2P, mdns      bool
+	mergeInScope            bool
+	dayQuota                int64
 	crawl                   *crawlFlagSet
 	settings                crawlSettings // set by check
 	behaviour               peer.Behaviour
@@ -64,6 +66,8 @@ func newRunFlags() (*flag.FlagSet, *runOptions) {
 	fs.BoolVar(&o.noDHT, "no-dht", false, "do not join the community DHT (libp2p still serves and merges)")
 	fs.BoolVar(&o.noP2P, "no-p2p", false, "no libp2p at all: HTTP only, peers only from --peer")
 	fs.BoolVar(&o.mdns, "mdns", false, "also find community peers on the local network by mDNS")
+	fs.BoolVar(&o.mergeInScope, "merge-in-scope", false, "merge only records of URLs within this peer's scope (its seeds' hosts or domains)")
+	fs.Int64Var(&o.dayQuota, "day-quota", 1_000_000, "most records one peer's file of one day may bring")
 	o.crawl = addCrawlFlags(fs)
 	return fs, o
 }
@@ -190,6 +194,7 @@ func (o *runOptions) peerConfig(addr string, ip net.IP, lg *slog.Logger) peer.Co
 		Peers: o.peers, Slots: o.slots, AllowPrivate: o.allowPrivate,
 		Schedule: peer.Schedule{MergeMin: o.mergeMin, MergeMax: o.mergeMax},
 		P2P:      p2p, Logger: lg,
+		MergeInScope: o.mergeInScope, DayQuota: o.dayQuota,
 	}
 }
 
