@@ -1,7 +1,10 @@
 package peer
 
 import (
+	"errors"
+	"fmt"
 	"testing"
+	"time"
 
 	"github.com/cocrawl/cocrawl/crawl"
 	"github.com/cocrawl/cocrawl/webevents"
@@ -81,3 +84,41 @@ func TestViolationsArePolled(t *testing.T) {
 		t.Fatalf("frontier %d URLs after a violation, %d before: the URL was not asked for", got, before)
 	}
 }
+
+// Issue 18, item 5: identities that fill the peer table make room for a
+// newcomer once they have had their chance and given nothing; static
+// peers and peers that gave events stay.
+func TestSybilsCannotLockOutNewcomers(t *testing.T) {
+	s := newPeerSet(Schedule{MergeMin: time.Second, MergeMax: time.Minute})
+	t0 := time.Unix(1_700_000_000, 0)
+	s.add("http://static.example/robots.shr", "static", t0)
+	s.next(t0)
+	s.done("http://static.example/robots.shr", mergeOutcome{err: errors.New("down")}, t0)
+	useful := sybilRow("useful")
+	s.addP2P(useful, "useful", nil, "dht", t0)
+	s.next(t0)
+	s.done(useful, mergeOutcome{gained: 7}, t0)
+	for i := 0; len(s.rows) < maxPeers; i++ {
+		id := fmt.Sprint("sybil-", i)
+		if _, ok := s.addP2P(sybilRow(id), id, nil, "dht", t0.Add(time.Duration(i)*time.Millisecond)); !ok {
+			t.Fatalf("table refused row %d of %d", len(s.rows), maxPeers)
+		}
+	}
+	if _, ok := s.addP2P(sybilRow("early"), "early", nil, "dht", t0.Add(time.Minute)); ok {
+		t.Fatal("a full table took a newcomer before anyone's grace ran out")
+	}
+	_, ok := s.addP2P(sybilRow("newcomer"), "newcomer", nil, "dht", t0.Add(evictGrace+time.Minute))
+	if !ok || len(s.rows) != maxPeers {
+		t.Fatalf("newcomer admitted %v, %d rows", ok, len(s.rows))
+	}
+	if gone := s.takeEvicted(); len(gone) != 1 || gone[0] != sybilRow("sybil-0") {
+		t.Fatalf("evicted %v, want the oldest useless row", gone)
+	}
+	for _, keep := range []string{"http://static.example/robots.shr", useful} {
+		if s.rows[keep] == nil {
+			t.Errorf("%s was evicted", keep)
+		}
+	}
+}
+
+func sybilRow(id string) string { return "libp2p://" + id + "/robots.shr" }

@@ -463,6 +463,11 @@ func (p *Peer) addP2PPeer(ai peer.AddrInfo, source string) {
 		addrs = append(addrs, a.String())
 	}
 	r, isNew := p.peers.addP2P(p2pURL(ai.ID), ai.ID.String(), addrs, source, time.Now())
+	for _, gone := range p.peers.takeEvicted() {
+		if err := p.stores.Peers.DeletePeer(gone); err != nil {
+			p.log.Error("delete an evicted peer row", "peer", gone, "err", err)
+		}
+	}
 	if !isNew {
 		return
 	}

@@ -38,10 +38,11 @@ func (s *Schedule) defaults() {
 // peerSet is the peer queue of algorithm 4.1: peers are merged round robin,
 // each when its wait is over, one merge at a time per peer.
 type peerSet struct {
-	mu    sync.Mutex
-	sched Schedule
-	rows  map[string]*Record
-	busy  map[string]bool
+	mu      sync.Mutex
+	sched   Schedule
+	rows    map[string]*Record
+	busy    map[string]bool
+	evicted []string // rows dropped to make room, to delete from the store (takeEvicted)
 	// backing: per row, per host of its special prefixes ("http://host/"),
 	// the latest lpd of a record of its own polls merged from it.
 	backing map[string]map[string]time.Time
@@ -93,7 +94,15 @@ func (s *peerSet) addP2P(key, id string, addrs []string, source string, now time
 		return *r, false
 	}
 	if len(s.rows) >= maxPeers {
-		return Record{}, false // a community that large, or a flood of fake IDs
+		// A community that large, or a flood of fake IDs: make room by
+		// evicting a discovered row that had its chance and gave nothing.
+		victim := s.evictable(now)
+		if victim == "" {
+			return Record{}, false
+		}
+		delete(s.rows, victim)
+		delete(s.backing, victim)
+		s.evicted = append(s.evicted, victim)
 	}
 	if len(addrs) > maxAddrs {
 		addrs = addrs[:maxAddrs]
@@ -102,6 +111,40 @@ func (s *peerSet) addP2P(key, id string, addrs []string, source string, now time
 		Interval: Duration(s.sched.MergeMin), NextDue: now}
 	s.rows[key] = r
 	return *r, true
+}
+
+// evictGrace is how long a discovered peer has to become useful before it
+// may make room for a newcomer.
+const evictGrace = 10 * time.Minute
+
+// evictable returns the oldest discovered row, not busy, older than
+// evictGrace, that never merged successfully or never gave an event; ""
+// if none. Static peers and peers that gave events are never evicted.
+// s.mu held.
+func (s *peerSet) evictable(now time.Time) string {
+	victim := ""
+	var oldest time.Time
+	for k, r := range s.rows {
+		if r.Source == "static" || r.Self || s.busy[k] || now.Sub(r.Added) < evictGrace {
+			continue
+		}
+		if r.Merges > 0 && r.Gained > 0 {
+			continue
+		}
+		if victim == "" || r.Added.Before(oldest) {
+			victim, oldest = k, r.Added
+		}
+	}
+	return victim
+}
+
+// takeEvicted returns the rows evicted since the last call.
+func (s *peerSet) takeEvicted() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := s.evicted
+	s.evicted = nil
+	return out
 }
 
 // next takes the peer most overdue for a merge and marks it busy. When none

@@ -72,6 +72,7 @@ func (d *Duration) UnmarshalText(b []byte) error {
 type PeerStore interface {
 	LoadPeers(fn func(Record) error) error
 	SavePeer(r Record) error
+	DeletePeer(url string) error
 }
 
 // StoredPeers keeps the peer table in a table of the peer's store (a
@@ -86,6 +87,8 @@ func (s StoredPeers) json() webevents.JSONTable[Record] {
 func (s StoredPeers) LoadPeers(fn func(Record) error) error { return s.json().Each(fn) }
 
 func (s StoredPeers) SavePeer(r Record) error { return s.json().Put(r) }
+
+func (s StoredPeers) DeletePeer(url string) error { return s.Table.Delete(url) }
 
 // MemPeers keeps the peer table in memory, for tests.
 type MemPeers struct {
@@ -117,5 +120,12 @@ func (m *MemPeers) SavePeer(r Record) error {
 	}
 	r.Special = append([]string(nil), r.Special...)
 	m.rows[r.URL] = r
+	return nil
+}
+
+func (m *MemPeers) DeletePeer(url string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.rows, url)
 	return nil
 }

@@ -134,10 +134,23 @@ func (t *Table) Put(entries ...Entry) error {
 	return wb.Flush()
 }
 
+// Delete removes entries by key; a key not present is no error.
+func (t *Table) Delete(keys ...string) error {
+	return t.db.Update(func(txn *badger.Txn) error {
+		for _, k := range keys {
+			if err := txn.Delete(append(append([]byte{}, t.prefix...), k...)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
 // KeyValues is what a JSONTable needs of a table: a *Table, or a stand-in.
 type KeyValues interface {
 	Each(fn func(key string, value []byte) error) error
 	Put(entries ...Entry) error
+	Delete(keys ...string) error
 }
 
 // JSONTable keeps values of type T as JSON in a table, one per key: the

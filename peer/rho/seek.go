@@ -103,20 +103,32 @@ type probeCount struct {
 // total is the probe's counts, own and pooled. A peer's counts weigh at
 // most twice this crawler's own (or MinPolls, if more): a peer that
 // reports a million polls, mistaken or hostile, cannot steer the centre
-// alone.
+// alone. All peers' counts together weigh at most MaxPooled times it: a
+// flood of identities cannot either.
 func (pc probeCount) total(minPolls int) count {
-	t := pc.own
-	limit := 2 * max(pc.own.polls, minPolls)
+	base := max(pc.own.polls, minPolls)
+	limit := 2 * base
+	var peers count
 	for _, c := range pc.peers {
 		if c.polls > limit {
 			c.fresh = int(int64(c.fresh) * int64(limit) / int64(c.polls))
 			c.polls = limit
 		}
-		t.polls += c.polls
-		t.fresh += c.fresh
+		peers.polls += c.polls
+		peers.fresh += c.fresh
 	}
-	return t
+	if all := MaxPooled * base; peers.polls > all {
+		peers.fresh = int(int64(peers.fresh) * int64(all) / int64(peers.polls))
+		peers.polls = all
+	}
+	return count{polls: pc.own.polls + peers.polls, fresh: pc.own.fresh + peers.fresh}
 }
+
+// MaxPooled bounds the weight of all pooled reports together, in this
+// crawler's own counts: enough for an honest community of about 128
+// peers to pool fully (sim/README.md), and a bound on what fake
+// identities can add.
+const MaxPooled = 128
 
 // NewSeek returns the controller with its default settings.
 func NewSeek() *Seek { s := &Seek{}; s.init(); return s }
