@@ -63,8 +63,17 @@ type Config struct {
 	MaxStaticDepth  int // default 15
 	MaxDynamicDepth int // default 5
 	MaxURLsPerHost  int // default 100,000
-	MaxURLLength    int // default 2,048
-	MaxSegmentRepet int // default 3
+	// Hosts are capped too, for "domain" and "all" scopes, where wildcard
+	// subdomains would add hosts without end: MaxHosts in all (default
+	// 100,000) and MaxHostsPerDomain per registrable domain (default
+	// 1,000). A host keeps its parsed robots.txt; all of them together are
+	// kept within MaxRobotsBytes (default 32 MiB) by dropping others,
+	// which are fetched again when their host is next served.
+	MaxHosts          int
+	MaxHostsPerDomain int
+	MaxRobotsBytes    int
+	MaxURLLength      int // default 2,048
+	MaxSegmentRepet   int // default 3
 
 	Logger *slog.Logger
 }
@@ -105,7 +114,8 @@ func (c *Config) defaults() error {
 	ints := []struct {
 		p *int
 		v int
-	}{{&c.MaxStaticDepth, 15}, {&c.MaxDynamicDepth, 5}, {&c.MaxURLsPerHost, 100000}, {&c.MaxURLLength, 2048}, {&c.MaxSegmentRepet, 3}}
+	}{{&c.MaxStaticDepth, 15}, {&c.MaxDynamicDepth, 5}, {&c.MaxURLsPerHost, 100000}, {&c.MaxURLLength, 2048}, {&c.MaxSegmentRepet, 3},
+		{&c.MaxHosts, 100000}, {&c.MaxHostsPerDomain, 1000}, {&c.MaxRobotsBytes, 32 << 20}}
 	for _, x := range ints {
 		if *x.p <= 0 {
 			*x.p = x.v

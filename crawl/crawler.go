@@ -41,6 +41,7 @@ type Crawler struct {
 	loaded    bool // the stored frontier is in f
 	wake      chan struct{}
 	excluded  []string // URL prefixes never polled: peers' share repositories
+	robotsMem int      // bytes of the robots.txt files hosts keep (cacheRobots)
 	delegated []string // URL prefixes left to peers (their special sets)
 	started   bool
 
@@ -279,7 +280,8 @@ func (c *Crawler) serveHost(ctx context.Context, h *host) PollResult {
 		rb, retry, status, err := c.fetcher.FetchRobots(ctx, h.key, c.cfg.Agent)
 		end := time.Now()
 		c.mu.Lock()
-		h.robots, h.robotsUntil = rb, end.Add(c.cfg.RobotsTTL)
+		c.cacheRobots(h, rb)
+		h.robotsUntil = end.Add(c.cfg.RobotsTTL)
 		if retry {
 			h.robotsUntil = end.Add(c.cfg.RobotsRetry)
 			c.cfg.Logger.Debug("robots.txt unavailable: host disallowed for now", "host", h.key, "err", err)

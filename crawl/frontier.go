@@ -2,7 +2,10 @@ package crawl
 
 import (
 	"container/heap"
+	"golang.org/x/net/publicsuffix"
+	"net"
 	"net/url"
+	"strings"
 	"time"
 )
 
@@ -66,12 +69,13 @@ func later(a, b time.Time) time.Time {
 type frontier struct {
 	urls    map[string]*URLState
 	hosts   map[string]*host
-	waiting hostHeap // by readyAt
-	ready   hostHeap // by unpolled, descending
+	domains map[string]int // hosts per registrable domain
+	waiting hostHeap       // by readyAt
+	ready   hostHeap       // by unpolled, descending
 }
 
 func newFrontier() *frontier {
-	f := &frontier{urls: map[string]*URLState{}, hosts: map[string]*host{}}
+	f := &frontier{urls: map[string]*URLState{}, hosts: map[string]*host{}, domains: map[string]int{}}
 	f.waiting.less = func(a, b *host) bool { return a.readyAt().Before(b.readyAt()) }
 	f.ready.less = func(a, b *host) bool {
 		if a.unpolled != b.unpolled {
@@ -96,6 +100,7 @@ func (f *frontier) host(key string) *host {
 	if h == nil {
 		h = &host{key: key, index: -1}
 		f.hosts[key] = h
+		f.domains[domainOf(key)]++
 	}
 	return h
 }
@@ -257,4 +262,17 @@ func (h *hostHeap) Pop() any {
 	h.items = old[:len(old)-1]
 	x.index = -1
 	return x
+}
+
+// domainOf is the registrable domain of a host key (scheme://host[:port]),
+// or its host name when it has none (an IP address, a single label).
+func domainOf(key string) string {
+	name := key[strings.Index(key, "://")+3:]
+	if h, _, err := net.SplitHostPort(name); err == nil {
+		name = h
+	}
+	if d, err := publicsuffix.EffectiveTLDPlusOne(name); err == nil {
+		return d
+	}
+	return name
 }

@@ -142,3 +142,33 @@ func (h *delayHandler) HandleUnknownAction(_ int, action, value string) {
 		h.star = d
 	}
 }
+
+// size is about the memory a parsed robots.txt keeps.
+func (r *Robots) size() int {
+	if r == nil {
+		return 0
+	}
+	return len(r.body) + 64
+}
+
+// cacheRobots gives h its robots.txt and keeps all hosts' files within
+// MaxRobotsBytes: past it, other hosts drop theirs (not one being served
+// now) until a quarter of the budget is free; they fetch it again when
+// next served. c.mu held.
+func (c *Crawler) cacheRobots(h *host, rb *Robots) {
+	c.robotsMem += rb.size() - h.robots.size()
+	h.robots = rb
+	if c.robotsMem <= c.cfg.MaxRobotsBytes {
+		return
+	}
+	for _, o := range c.f.hosts {
+		if c.robotsMem <= c.cfg.MaxRobotsBytes*3/4 {
+			break
+		}
+		if o == h || o.busy || o.robots == nil {
+			continue
+		}
+		c.robotsMem -= o.robots.size()
+		o.robots, o.robotsUntil = nil, time.Time{}
+	}
+}

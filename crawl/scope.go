@@ -69,8 +69,11 @@ func (c *Crawler) admit(u string, depth int) bool {
 	if repeatedSegments(u) > c.cfg.MaxSegmentRepet {
 		return false
 	}
-	if h := c.f.hosts[hostKey(u)]; h != nil && h.known >= c.cfg.MaxURLsPerHost {
+	key := hostKey(u)
+	if h := c.f.hosts[key]; h != nil && h.known >= c.cfg.MaxURLsPerHost {
 		return false
+	} else if h == nil && (len(c.f.hosts) >= c.cfg.MaxHosts || c.f.domains[domainOf(key)] >= c.cfg.MaxHostsPerDomain) {
+		return false // a new host past the caps: wildcard subdomains
 	}
 	if len(c.include) > 0 && !anyMatch(c.include, u) {
 		return false
