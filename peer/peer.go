@@ -7,7 +7,9 @@ import (
 	"log/slog"
 	"maps"
 	"math/rand/v2"
+	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"slices"
 	"strconv"
@@ -510,12 +512,48 @@ func sameHost(a, b string) bool {
 // and the dashboard at /.
 func (p *Peer) Handler() http.Handler {
 	mux := http.NewServeMux()
+	admin := p.AdminHandler()
+	mux.Handle("GET /metrics", admin)
+	mux.Handle("GET /api/", admin)
+	mux.Handle("GET /{$}", admin)
+	mux.Handle("/", p.share)
+	return mux
+}
+
+// ShareHandler serves only what peers need: robots.shr and the share
+// repository, for a public listener.
+func (p *Peer) ShareHandler() http.Handler { return p.share }
+
+// AdminHandler serves the dashboard, /api/status, /api/peers and /metrics,
+// for the operator's listener. It answers only requests whose Host is an
+// IP address or localhost: a web page on another site that points its
+// own name at this address (DNS rebinding) is refused.
+func (p *Peer) AdminHandler() http.Handler {
+	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", p.metricsHandler())
 	mux.HandleFunc("GET /api/status", p.serveStatus)
 	mux.HandleFunc("GET /api/peers", p.servePeers)
 	mux.HandleFunc("GET /{$}", serveDashboard)
-	mux.Handle("/", p.share)
-	return mux
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !adminHost(r.Host) {
+			http.Error(w, "this host name is not allowed here: use the address itself, or localhost", http.StatusForbidden)
+			return
+		}
+		mux.ServeHTTP(w, r)
+	})
+}
+
+// adminHost says whether a Host header may reach the admin pages: an IP
+// literal or localhost, with or without a port.
+func adminHost(h string) bool {
+	if host, _, err := net.SplitHostPort(h); err == nil {
+		h = host
+	}
+	h = strings.TrimSuffix(strings.TrimPrefix(h, "["), "]")
+	if _, err := netip.ParseAddr(h); err == nil {
+		return true
+	}
+	return strings.EqualFold(h, "localhost") || strings.EqualFold(h, "localhost.")
 }
 
 // emptyShare publishes nothing: the share repository of a peer that does

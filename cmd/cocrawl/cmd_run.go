@@ -9,9 +9,11 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -34,6 +36,7 @@ type runOptions struct {
 	p2pListen, bootstrap    multiFlag
 	noDHT, noP2P, mdns      bool
 	mergeInScope            bool
+	admin                   string
 	dayQuota                int64
 	crawl                   *crawlFlagSet
 	settings                crawlSettings // set by check
@@ -45,7 +48,8 @@ func newRunFlags() (*flag.FlagSet, *runOptions) {
 	fs := newFlags("run", "run --data DIR --listen ADDR --seed URL... [--peer URL...] [--mode M | --rho R --share B] [--community NAME] [--p2p-listen MULTIADDR]... [--bootstrap MULTIADDR]... [--no-dht] [--config FILE] [--allow-private] [crawl settings]")
 	o := &runOptions{share: new(bool)}
 	fs.StringVar(&o.data, "data", "./cocrawl-data", "data folder: store, frontier and peer table")
-	fs.StringVar(&o.listen, "listen", "127.0.0.1:8470", "address of the share repository, dashboard, API and metrics")
+	fs.StringVar(&o.listen, "listen", "127.0.0.1:8470", "address of robots.shr and the share repository (and of the dashboard, API and metrics when it is a loopback address and --admin is not given)")
+	fs.StringVar(&o.admin, "admin", "", "address of the dashboard, API and metrics; default: --listen's when that is loopback, else 127.0.0.1 at --listen's port + 1")
 	fs.StringVar(&o.advertise, "advertise", "", "host:port peers reach this one at, written in robots.shr and every event's cid; default: --listen's")
 	fs.Var(&o.seeds, "seed", "URL to start polling from (repeatable)")
 	fs.Var(&o.peers, "peer", "robots.shr URL of a peer to merge from (repeatable)")
@@ -163,15 +167,28 @@ func servePeer(ctx context.Context, o *runOptions, out io.Writer) error {
 		ctx, cancel = context.WithTimeout(ctx, o.duration)
 		defer cancel()
 	}
-	hs := protocol.NewHTTPServer(ln.Addr().String(), p.Handler(), protocol.Timeouts{})
-	serveErr := make(chan error, 1)
-	go func() { serveErr <- hs.Serve(ln) }()
-	defer func() {
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = hs.Shutdown(sctx)
-	}()
-	o.printStart(out, p, "http://"+ln.Addr().String(), known)
+	// The dashboard, API and metrics never share a public listener: on a
+	// loopback --listen they may, else they get a loopback one of their own.
+	adminAddr := adminAddress(o.admin, ln.Addr().(*net.TCPAddr))
+	shareHandler := p.ShareHandler()
+	if adminAddr == "" {
+		shareHandler = p.Handler()
+	}
+	serveErr := make(chan error, 2)
+	stopServer := serveOn(ln, shareHandler, serveErr)
+	defer stopServer()
+	adminBase := "http://" + ln.Addr().String()
+	if adminAddr != "" {
+		aln, err := net.Listen("tcp", adminAddr)
+		if err != nil {
+			return fmt.Errorf("cannot listen on %s for the dashboard: %w; choose another --admin", adminAddr, err)
+		}
+		defer aln.Close()
+		stopAdmin := serveOn(aln, p.AdminHandler(), serveErr)
+		defer stopAdmin()
+		adminBase = "http://" + aln.Addr().String()
+	}
+	o.printStart(out, p, "http://"+ln.Addr().String(), adminBase, known)
 	return superviseRun(ctx, p, serveErr, o.every, out)
 }
 
@@ -198,13 +215,43 @@ func (o *runOptions) peerConfig(addr string, ip net.IP, lg *slog.Logger) peer.Co
 	}
 }
 
-func (o *runOptions) printStart(out io.Writer, p *peer.Peer, base string, known int) {
+// adminAddress is where the dashboard, API and metrics listen: flag when
+// given; "" (the share listener itself) when that is a loopback address;
+// else loopback at the share port + 1 (or a port the system chooses).
+func adminAddress(flag string, share *net.TCPAddr) string {
+	switch {
+	case flag != "":
+		return flag
+	case share.IP.IsLoopback():
+		return ""
+	case share.Port == 0:
+		return "127.0.0.1:0"
+	}
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(share.Port+1))
+}
+
+// serveOn serves h on ln until the returned stop is called: a graceful
+// shutdown of 5 s, then every connection closed, so no request is still
+// reading the store when it closes.
+func serveOn(ln net.Listener, h http.Handler, errc chan<- error) (stop func()) {
+	hs := protocol.NewHTTPServer(ln.Addr().String(), h, protocol.Timeouts{})
+	go func() { errc <- hs.Serve(ln) }()
+	return func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if hs.Shutdown(sctx) != nil {
+			_ = hs.Close()
+		}
+	}
+}
+
+func (o *runOptions) printStart(out io.Writer, p *peer.Peer, base, admin string, known int) {
 	b := o.behaviour
 	if len(p.Peers()) == 0 && b.Controller.Rho() < 1 {
 		fmt.Fprintln(out, "note: no peers yet (--peer URL); until one is known every operation polls")
 	}
 	fmt.Fprintf(out, "peer %q: %s, controller %s, sharing %s\n", p.CID(), b.Name, b.Controller.Name(), onOff(b.Share))
-	fmt.Fprintf(out, "dashboard %s/  share %s/robots.shr  API %s/api/status  metrics %s/metrics\n", base, base, base, base)
+	fmt.Fprintf(out, "dashboard %s/  share %s/robots.shr  API %s/api/status  metrics %s/metrics\n", admin, base, admin, admin)
 	if id := p.PeerID(); id != "" {
 		dht := "community " + o.community
 		if o.noDHT {

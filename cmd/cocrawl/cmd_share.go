@@ -2,13 +2,11 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"github.com/cocrawl/cocrawl/internal/netguard"
 	"io"
 	"net"
 	"net/http"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -21,6 +19,7 @@ func cmdShare(ctx context.Context, args []string, out io.Writer) error {
 	fs := newFlags("share", "share --data DIR --listen ADDR [--crawler 'host:port Moniker'] [--contact EMAIL] [--special URL]...")
 	data := fs.String("data", "./cocrawl-data", "data folder of the store")
 	listen := fs.String("listen", "127.0.0.1:8470", "address to serve on")
+	admin := fs.String("admin", "", "address of /metrics; default: --listen's when that is loopback, else 127.0.0.1 at --listen's port + 1")
 	crawler := fs.String("crawler", "", "crawler field of robots.shr; default: the request's host:port and cocrawl/"+protocol.CurrentVersion)
 	contact := fs.String("contact", "", "contact field of robots.shr: the operator's e-mail")
 	repo := fs.String("repository", "/share/", "path of the share repository")
@@ -49,29 +48,42 @@ func cmdShare(ctx context.Context, args []string, out io.Writer) error {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	reg.MustRegister(metrics)
-	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-	mux.Handle("/", srv)
+	metricsHandler := promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
 
 	ln, err := net.Listen("tcp", *listen)
 	if err != nil {
 		return fmt.Errorf("cannot listen on %s: %w; choose another --listen", *listen, err)
 	}
 	ln = netguard.LimitListener(ln, netguard.MaxInbound)
-	hs := protocol.NewHTTPServer(ln.Addr().String(), mux, protocol.Timeouts{})
-	fmt.Fprintf(out, "sharing %s at http://%s/robots.shr (day files under %s, metrics at /metrics); Ctrl-C stops\n", *data, ln.Addr(), srv.RepositoryPath())
-	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
+	// Metrics stay off a public listener (as cocrawl run's admin pages).
+	var shareHandler http.Handler = srv
+	metricsAt := "http://" + ln.Addr().String() + "/metrics"
+	errc := make(chan error, 2)
+	if adminAddr := adminAddress(*admin, ln.Addr().(*net.TCPAddr)); adminAddr == "" {
+		mux := http.NewServeMux()
+		mux.Handle("/metrics", metricsHandler)
+		mux.Handle("/", srv)
+		shareHandler = mux
+	} else {
+		aln, err := net.Listen("tcp", adminAddr)
+		if err != nil {
+			return fmt.Errorf("cannot listen on %s for metrics: %w; choose another --admin", adminAddr, err)
+		}
+		defer aln.Close()
+		mux := http.NewServeMux()
+		mux.Handle("GET /metrics", metricsHandler)
+		defer serveOn(aln, mux, errc)()
+		metricsAt = "http://" + aln.Addr().String() + "/metrics"
+	}
+	fmt.Fprintf(out, "sharing %s at http://%s/robots.shr (day files under %s, metrics at %s); Ctrl-C stops\n", *data, ln.Addr(), srv.RepositoryPath(), metricsAt)
+	stop := serveOn(ln, shareHandler, errc)
 	select {
 	case err := <-errc:
+		stop()
 		return err
 	case <-ctx.Done():
 	}
-	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := hs.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
+	stop()
 	fmt.Fprintln(out, "stopped")
 	return nil
 }
