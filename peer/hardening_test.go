@@ -1,10 +1,16 @@
 package peer
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"net/http"
+	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/libp2p/go-libp2p/core/peer"
 
 	"github.com/cocrawl/cocrawl/crawl"
 	"github.com/cocrawl/cocrawl/webevents"
@@ -122,3 +128,35 @@ func TestSybilsCannotLockOutNewcomers(t *testing.T) {
 }
 
 func sybilRow(id string) string { return "libp2p://" + id + "/robots.shr" }
+
+// Issue 18, item 7: without --allow-private the libp2p host refuses to
+// dial loopback and private addresses, and publishes none of its own.
+func TestP2PRefusesPrivateAddresses(t *testing.T) {
+	node := func(allow bool) *p2pNode {
+		n, err := newP2PNode(P2PConfig{KeyFile: filepath.Join(t.TempDir(), "k"), NoDHT: true, AllowPrivate: allow,
+			ListenAddrs: []string{"/ip4/127.0.0.1/tcp/0"}}, http.NotFoundHandler(), slog.Default())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { n.close() })
+		return n
+	}
+	guarded, open, target := node(false), node(true), node(true)
+	info := peer.AddrInfo{ID: target.host.ID(), Addrs: target.host.Addrs()}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := guarded.host.Connect(ctx, info); err == nil {
+		t.Error("a guarded host dialled a loopback address")
+	} else {
+		t.Logf("refused: %v", err)
+	}
+	if err := open.host.Connect(ctx, info); err != nil {
+		t.Errorf("with private addresses allowed: %v", err)
+	}
+	if a := guarded.Addrs(); len(a) != 0 {
+		t.Errorf("a guarded host publishes %v", a)
+	}
+	if a := open.Addrs(); len(a) == 0 {
+		t.Error("a host allowed private addresses publishes none")
+	}
+}

@@ -215,6 +215,9 @@ func newP2PNode(cfg P2PConfig, share http.Handler, lg *slog.Logger) (*p2pNode, e
 		libp2p.Identity(key), libp2p.ListenAddrStrings(cfg.ListenAddrs...),
 		libp2p.ConnectionManager(cm), libp2p.ResourceManager(rm), libp2p.BandwidthReporter(bw),
 	}
+	if !cfg.AllowPrivate {
+		opts = append(opts, libp2p.ConnectionGater(publicGater{}))
+	}
 	// The host keeps all its addresses (the HTTP-over-libp2p server needs
 	// one to serve streams); what the DHT announces and keeps is filtered
 	// below.
@@ -260,10 +263,15 @@ func publicOnly(addrs []ma.Multiaddr) []ma.Multiaddr {
 func (n *p2pNode) ID() peer.ID { return n.host.ID() }
 
 // Addrs are the host's listen addresses as full multiaddrs ending in
-// /p2p/<id>, sorted.
+// /p2p/<id>, sorted: public ones only, unless AllowPrivate, so robots.shr
+// does not publish a LAN's addresses.
 func (n *p2pNode) Addrs() []string {
 	var out []string
-	for _, a := range n.host.Addrs() {
+	addrs := n.host.Addrs()
+	if !n.cfg.AllowPrivate {
+		addrs = publicOnly(addrs)
+	}
+	for _, a := range addrs {
 		out = append(out, a.String()+"/p2p/"+n.host.ID().String())
 	}
 	slices.Sort(out)
