@@ -227,7 +227,7 @@ func newP2PNode(cfg P2PConfig, share http.Handler, lg *slog.Logger) (*p2pNode, e
 	}
 	n := &p2pNode{cfg: cfg, host: h, log: lg, bw: bw, clients: map[peer.ID]*http.Client{}, serveDone: make(chan struct{})}
 	n.http = &libp2phttp.Host{StreamHost: h}
-	n.http.SetHTTPHandlerAtPath(ShareProtocol, "/", share)
+	n.http.SetHTTPHandlerAtPath(ShareProtocol, "/", withDeadlines(share))
 	go func() {
 		defer close(n.serveDone)
 		if err := n.http.Serve(); err != nil && !errors.Is(err, http.ErrServerClosed) && !n.closing.Load() {
@@ -460,4 +460,26 @@ func rowKey(from string) string {
 		return p2pURL(pid)
 	}
 	return from
+}
+
+// shareClient is who a share request comes from, for the share server's
+// streams per client: the peer ID over libp2p, else the IP address.
+func shareClient(r *http.Request) string {
+	if id := libp2phttp.ClientPeerID(r); id != "" {
+		return "p2p:" + id.String()
+	}
+	return cprotocol.ClientIP(r)
+}
+
+// withDeadlines gives each request over libp2p the read and write time
+// limits the TCP server has (libp2phttp's server has none): a stream that
+// trickles its request or does not read the answer is cut off.
+func withDeadlines(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rc := http.NewResponseController(w)
+		now := time.Now()
+		_ = rc.SetReadDeadline(now.Add(cprotocol.DefaultTimeouts.Read))
+		_ = rc.SetWriteDeadline(now.Add(cprotocol.DefaultTimeouts.Write))
+		h.ServeHTTP(w, r)
+	})
 }

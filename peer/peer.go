@@ -204,11 +204,12 @@ func New(cfg Config, st Stores) (*Peer, error) {
 		shareStore = emptyShare{st.Events}
 	}
 	p.share, err = protocol.NewServer(shareStore, protocol.ServerOptions{
-		Control:  protocol.ShareControl{Crawler: cid, Contact: cfg.Contact, Special: cfg.Special, Repository: "/share/"},
-		Logger:   cfg.Logger,
-		Update:   p.updateControl,
-		Metrics:  p.metrics,
-		Withhold: p.withhold,
+		ClientKey: shareClient,
+		Control:   protocol.ShareControl{Crawler: cid, Contact: cfg.Contact, Special: cfg.Special, Repository: "/share/"},
+		Logger:    cfg.Logger,
+		Update:    p.updateControl,
+		Metrics:   p.metrics,
+		Withhold:  p.withhold,
 	})
 	if err != nil {
 		return nil, err

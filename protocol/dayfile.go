@@ -39,7 +39,7 @@ func (s *Server) serveDay(w http.ResponseWriter, r *http.Request, day int64) {
 	h.Set("Cache-Control", "no-cache") // a day file may grow: revalidate
 	h.Set("Vary", "Accept-Encoding")
 	h.Set("ETag", etag)
-	dw := &dayWriter{ResponseWriter: w, slots: s.slots, gzip: gz, head: r.Method == http.MethodHead}
+	dw := &dayWriter{ResponseWriter: w, slots: s.slots, clients: s.clients, client: s.clients.key(r), gzip: gz, head: r.Method == http.MethodHead}
 	// The reader's size is the DayInfo snapshot: entries appended since are
 	// cut off, so the body matches the ETag and Content-Length announced.
 	body := &dayReader{store: s.store, day: day, size: info.Size, withhold: s.withhold}
@@ -117,6 +117,8 @@ func acceptsGzip(ae string) bool {
 type dayWriter struct {
 	http.ResponseWriter
 	slots   chan struct{}
+	clients *clientSlots
+	client  string
 	gzip    bool
 	head    bool
 	held    bool // a slot is held
@@ -133,10 +135,17 @@ func (d *dayWriter) WriteHeader(code int) {
 		return
 	}
 	if !d.head {
-		select {
-		case d.slots <- struct{}{}:
-			d.held = true
-		default:
+		ok := d.clients.take(d.client)
+		if ok {
+			select {
+			case d.slots <- struct{}{}:
+				d.held = true
+			default:
+				d.clients.give(d.client)
+				ok = false
+			}
+		}
+		if !ok {
 			d.refused = true
 			for _, k := range []string{"Content-Length", "Content-Range", "Content-Encoding", "ETag", "Last-Modified"} {
 				h.Del(k)
@@ -175,6 +184,7 @@ func (d *dayWriter) finish() error {
 	}
 	if d.held {
 		<-d.slots
+		d.clients.give(d.client)
 		d.held = false
 	}
 	return err

@@ -3,9 +3,11 @@ package protocol
 import (
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/cocrawl/cocrawl/webevents"
@@ -26,6 +28,7 @@ type Server struct {
 	repo    string // path of the repository, with a trailing slash
 	log     *slog.Logger
 	slots   chan struct{} // bounds concurrent day-file streams
+	clients *clientSlots  // bounds them per client
 	update  func(c *ShareControl)
 	metrics *Metrics
 	// withhold: see ServerOptions.Withhold
@@ -44,6 +47,12 @@ type ServerOptions struct {
 	// MaxStreams bounds day files being sent at once; 0 means 32. Further
 	// requests get 503 with Retry-After.
 	MaxStreams int
+	// MaxStreamsPerClient bounds those sent to one client at once; 0 means
+	// 4. A client is what ClientKey says, by default its IP address; a
+	// peer over libp2p passes its peer ID. One client cannot then hold
+	// every stream.
+	MaxStreamsPerClient int
+	ClientKey           func(*http.Request) string
 	// Update, when set, fills the fields that change while a peer runs
 	// (the advertised rho, libp2p addresses) in a copy of Control before
 	// each robots.shr is written.
@@ -92,8 +101,16 @@ func NewServer(store ShareStore, o ServerOptions) (*Server, error) {
 	if n <= 0 {
 		n = 32
 	}
+	perClient := o.MaxStreamsPerClient
+	if perClient <= 0 {
+		perClient = 4
+	}
+	key := o.ClientKey
+	if key == nil {
+		key = ClientIP
+	}
 	return &Server{store: store, control: c, repo: path, log: lg, slots: make(chan struct{}, n), update: o.Update, metrics: o.Metrics,
-		withhold: o.Withhold}, nil
+		withhold: o.Withhold, clients: &clientSlots{max: perClient, key: key, held: map[string]int{}}}, nil
 }
 
 // RepositoryPath returns the path day files are served under.
@@ -206,4 +223,40 @@ func NewHTTPServer(addr string, h http.Handler, t Timeouts) *http.Server {
 		IdleTimeout:       pick(t.Idle, d.Idle),
 		MaxHeaderBytes:    32 << 10,
 	}
+}
+
+// clientSlots counts the day-file streams each client holds.
+type clientSlots struct {
+	mu   sync.Mutex
+	max  int
+	key  func(*http.Request) string
+	held map[string]int
+}
+
+// take holds a stream for the client of r; false when it holds max.
+func (c *clientSlots) take(k string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.held[k] >= c.max {
+		return false
+	}
+	c.held[k]++
+	return true
+}
+
+func (c *clientSlots) give(k string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.held[k]--; c.held[k] <= 0 {
+		delete(c.held, k)
+	}
+}
+
+// ClientIP is a request's client IP address, its RemoteAddr without the
+// port: the default ServerOptions.ClientKey.
+func ClientIP(r *http.Request) string {
+	if h, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+		return h
+	}
+	return r.RemoteAddr
 }

@@ -210,3 +210,43 @@ func TestServerDropsSlowloris(t *testing.T) {
 		t.Fatal("the server still held the connection after 10 s")
 	}
 }
+
+// Issue 18, item 3: one client cannot hold every stream: past its own
+// share it gets 503 while another client is still served.
+func TestStreamsPerClient(t *testing.T) {
+	st := webevents.NewMemStore()
+	st.Record(dayEvents(testDay, 60_000, 0)) // about 8 MB: a client that reads nothing holds its stream
+	srv, err := NewServer(st, ServerOptions{MaxStreams: 8, MaxStreamsPerClient: 1,
+		ClientKey: func(r *http.Request) string { return r.Header.Get("X-Client") }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	client := &http.Client{Transport: &http.Transport{DisableCompression: true}}
+	get := func(who string) *http.Response {
+		req, _ := http.NewRequest(http.MethodGet, fmt.Sprintf("%s/share/%d.dat", ts.URL, testDay), nil)
+		req.Header.Set("X-Client", who)
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	held := get("a") // its body is not read: the server blocks writing it
+	defer held.Body.Close()
+	if held.StatusCode != 200 {
+		t.Fatalf("first stream: %d", held.StatusCode)
+	}
+	second := get("a")
+	second.Body.Close()
+	if second.StatusCode != http.StatusServiceUnavailable || second.Header.Get("Retry-After") == "" {
+		t.Errorf("a second stream for the same client: %d", second.StatusCode)
+	}
+	other := get("b")
+	io.Copy(io.Discard, other.Body)
+	other.Body.Close()
+	if other.StatusCode != 200 {
+		t.Errorf("another client: %d", other.StatusCode)
+	}
+}
