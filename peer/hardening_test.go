@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -158,5 +159,27 @@ func TestP2PRefusesPrivateAddresses(t *testing.T) {
 	}
 	if a := open.Addrs(); len(a) == 0 {
 		t.Error("a host allowed private addresses publishes none")
+	}
+}
+
+// Issue 18, item 13: the identity key is written whole and durably: a
+// leftover temporary file from a crash is replaced, the key reads back,
+// and only the owner may read it.
+func TestIdentityKeyWrittenDurably(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "identity.key")
+	if err := os.WriteFile(path+".tmp", []byte("half a key"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeFileSynced(path, []byte("key"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	fi, _ := os.Stat(path)
+	if err != nil || string(b) != "key" || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("read back %q, %v, mode %v", b, err, fi.Mode())
+	}
+	if _, err := os.Stat(path + ".tmp"); !os.IsNotExist(err) {
+		t.Errorf("temporary file left behind: %v", err)
 	}
 }

@@ -172,16 +172,44 @@ func loadKey(path string) (crypto.PrivKey, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, err
 	}
-	// Written to a temporary file and renamed, so a crash never leaves a
-	// half key that would change the peer's identity.
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o600); err != nil {
-		return nil, fmt.Errorf("peer: write identity key: %w", err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
+	// Written to a temporary file, synced, renamed and the folder synced,
+	// so neither a crash nor a power loss leaves a half key or none: the
+	// peer's identity would change and its peers would know it no more.
+	if err := writeFileSynced(path, b, 0o600); err != nil {
 		return nil, fmt.Errorf("peer: write identity key: %w", err)
 	}
 	return k, nil
+}
+
+// writeFileSynced replaces path with b durably: a synced temporary file
+// renamed over it, then the folder synced so the rename itself survives.
+func writeFileSynced(path string, b []byte, perm os.FileMode) error {
+	tmp := path + ".tmp"
+	_ = os.Remove(tmp) // a crash's leftover keeps its own mode if reused
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(b)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	dir, err := os.Open(filepath.Dir(path))
+	if err != nil {
+		return err
+	}
+	defer dir.Close()
+	return dir.Sync()
 }
 
 // newP2PNode starts the host (listening) and, unless NoDHT, the DHT; the
