@@ -39,6 +39,9 @@ func (s *Server) serveDay(w http.ResponseWriter, r *http.Request, day int64) {
 	h.Set("Cache-Control", "no-cache") // a day file may grow: revalidate
 	h.Set("Vary", "Accept-Encoding")
 	h.Set("ETag", etag)
+	// Bytes served under a generation never change (spec 7.3): a client
+	// resuming with Range from another generation starts the day over.
+	h.Set(GenerationHeader, s.store.ID())
 	dw := &dayWriter{ResponseWriter: w, slots: s.slots, clients: s.clients, client: s.clients.key(r), gzip: gz, head: r.Method == http.MethodHead}
 	// The reader's size is the DayInfo snapshot: entries appended since are
 	// cut off, so the body matches the ETag and Content-Length announced.
@@ -49,6 +52,11 @@ func (s *Server) serveDay(w http.ResponseWriter, r *http.Request, day int64) {
 	}
 	s.metrics.sent(body.sent)
 }
+
+// GenerationHeader names the day file's generation: the store's ID, which
+// changes when offsets once served may be written again (a rebuilt store,
+// or one reopened after a crash).
+const GenerationHeader = "Share-Generation"
 
 // dayETag is a day file's entity tag: the store (a rebuilt store never
 // matches an old tag), the day and the size (the file only grows), and the

@@ -327,6 +327,14 @@ func (m *Merger) mergeDay(ctx context.Context, repo *url.URL, day int64, cur *we
 		case http.StatusOK:
 			// Whole file, also when the server ignored our Range.
 		case http.StatusPartialContent:
+			if g := resp.Header.Get(GenerationHeader); mark.Gen != "" && g != "" && g != mark.Gen {
+				// The server's offsets are not the ones we counted in:
+				// its store was rebuilt or restarted after a crash.
+				resp.Body.Close()
+				m.Metrics.fetch("dat_generation_reset")
+				mark = webevents.DayMark{Day: day}
+				continue
+			}
 			start, ok := contentRangeStart(resp.Header.Get("Content-Range"))
 			if !ok || start != mark.Offset {
 				resp.Body.Close()
@@ -422,7 +430,7 @@ func (m *Merger) decodeDay(resp *http.Response, day, base int64, cur *webevents.
 			b.events = slices.DeleteFunc(b.events, func(e webevents.Event) bool { return !m.Filter(&e) })
 			dr.Filtered += int64(n - len(b.events))
 		}
-		mk := webevents.DayMark{Day: day, Offset: base + b.offset, Records: taken}
+		mk := webevents.DayMark{Day: day, Offset: base + b.offset, Records: taken, Gen: resp.Header.Get(GenerationHeader)}
 		if b.err == io.EOF && !dr.OverQuota {
 			mk.ETag = resp.Header.Get("ETag") // the file was read whole
 		}

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strconv"
 	"sync"
 	"time"
 
@@ -49,7 +50,10 @@ type BadgerStore struct {
 	db   *badger.DB
 	lock io.Closer // the store's directory lock
 	id   string
-	mu   sync.Mutex // serialises writers: every write touches its day's info key
+	gen  uint64 // generation (ID)
+	// created: this open made the store (its ID); a new store is clean
+	created bool
+	mu      sync.Mutex // serialises writers: every write touches its day's info key
 	// known holds every URL with a current state; writers add to it under
 	// mu, and only Merge's prefetch reads it, between their adds.
 	known *knownURLs
@@ -99,6 +103,9 @@ func OpenBadger(dir string, o BadgerOptions) (*BadgerStore, error) {
 	}
 	s := &BadgerStore{db: db, lock: lock, now: time.Now, done: make(chan struct{})}
 	if s.id, err = s.loadID(); err == nil {
+		err = s.openGeneration()
+	}
+	if err == nil {
 		s.known, err = loadKnownURLs(db)
 	}
 	if err != nil {
@@ -129,6 +136,7 @@ func (s *BadgerStore) loadID() (string, error) {
 			return err
 		}
 		id = newStoreID()
+		s.created = true
 		return txn.Set(keyID, []byte(id))
 	})
 	if err != nil {
@@ -156,7 +164,54 @@ func (s *BadgerStore) gcLoop(ctx context.Context, every time.Duration, inMemory 
 	}
 }
 
-func (s *BadgerStore) ID() string { return s.id }
+// ID is the store's random identifier, followed by its generation once an
+// unclean open has bumped it: without SyncWrites, the tail of a day log a
+// crash lost may be written again at the same offsets, so what a server
+// serves under an ID never changes.
+func (s *BadgerStore) ID() string {
+	if s.gen == 0 {
+		return s.id
+	}
+	return s.id + "." + strconv.FormatUint(s.gen, 10)
+}
+
+// openGeneration reads the generation, bumps it when the last close was
+// not clean (the clean mark is missing from a store that has an ID
+// already), and removes the mark while the store is open; both durably,
+// before anything is written or served.
+func (s *BadgerStore) openGeneration() error {
+	err := s.db.Update(func(txn *badger.Txn) error {
+		if it, err := txn.Get(keyGen); err == nil {
+			v, err := it.ValueCopy(nil)
+			if err != nil {
+				return err
+			}
+			if s.gen, err = strconv.ParseUint(string(v), 10, 64); err != nil {
+				return fmt.Errorf("generation %q: %w", v, err)
+			}
+		} else if !errors.Is(err, badger.ErrKeyNotFound) {
+			return err
+		}
+		_, err := txn.Get(keyClean)
+		switch {
+		case errors.Is(err, badger.ErrKeyNotFound) && !s.created:
+			s.gen++
+			if err := txn.Set(keyGen, []byte(strconv.FormatUint(s.gen, 10))); err != nil {
+				return err
+			}
+		case err != nil && !errors.Is(err, badger.ErrKeyNotFound):
+			return err
+		}
+		return txn.Delete(keyClean)
+	})
+	if err == nil {
+		err = s.db.Sync()
+	}
+	if err != nil {
+		return fmt.Errorf("webevents: store generation: %w", err)
+	}
+	return nil
+}
 
 func (s *BadgerStore) Get(url string) (Event, bool, error) {
 	var e Event
@@ -669,7 +724,11 @@ func (s *BadgerStore) ReadDay(day, from int64, fn func(int64, Event) error) erro
 func (s *BadgerStore) Close() error {
 	s.stop()
 	<-s.done
-	return errors.Join(s.db.Close(), s.lock.Close())
+	// The clean mark goes with the last writes: Close flushes and syncs it.
+	s.mu.Lock()
+	mark := s.db.Update(func(txn *badger.Txn) error { return txn.Set(keyClean, nil) })
+	s.mu.Unlock()
+	return errors.Join(mark, s.db.Close(), s.lock.Close())
 }
 
 func encodeDayInfo(d *DayInfo) []byte {

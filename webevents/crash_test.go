@@ -39,6 +39,8 @@ func crashWriter(dir string) {
 		os.Exit(1)
 	}
 	out := bufio.NewWriter(os.Stdout)
+	fmt.Fprintln(out, "id", s.ID())
+	out.Flush()
 	for i := 0; ; {
 		// Alternate the two write paths; merges are large enough to commit
 		// in several overlapping parts.
@@ -83,11 +85,16 @@ func TestSIGKILL(t *testing.T) {
 	// A reader keeps draining the child's output so it never blocks on the
 	// pipe: the kill lands while it is writing.
 	acks := make(chan int, 1024)
+	var idBefore string
 	go func() {
 		defer close(acks)
 		sc := bufio.NewScanner(stdout)
 		for sc.Scan() {
 			f := strings.Fields(sc.Text())
+			if len(f) == 2 && f[0] == "id" {
+				idBefore = f[1]
+				continue
+			}
 			if len(f) != 2 || f[0] != "ack" {
 				t.Errorf("child: %s", sc.Text())
 				return
@@ -119,6 +126,11 @@ func TestSIGKILL(t *testing.T) {
 		t.Fatalf("store does not reopen after SIGKILL: %v", err)
 	}
 	defer s.Close()
+	// Offsets the killed writer served may be written again: the ID that
+	// day-file ETags and generations carry must have changed.
+	if idBefore == "" || s.ID() == idBefore {
+		t.Errorf("store ID after an unclean stop %q, before %q: want a new generation", s.ID(), idBefore)
+	}
 	for i := 0; i <= acked; i++ {
 		want := crashEvent(i)
 		got, ok, err := s.Get(want.URL)

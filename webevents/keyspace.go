@@ -15,6 +15,7 @@ import (
 //
 //	prefix  key                         value                          owner
 //	m/      m/id                        store ID                       webevents
+//	        m/gen, m/clean              generation, clean-close mark
 //	u/      u/<url>                     current state (binary event)   webevents
 //	e/      e/<day u32><offset u64>     block of day-log entries       webevents
 //	                                    (codec.go; one entry in stores
@@ -30,6 +31,8 @@ import (
 // No prefix is a prefix of another (TestKeyspacePrefixesDisjoint).
 var (
 	keyID        = []byte("m/id")
+	keyGen       = []byte("m/gen")   // generation: bumped on each unclean open
+	keyClean     = []byte("m/clean") // present while the store is closed cleanly
 	prefixURL    = []byte("u/")
 	prefixLog    = []byte("e/")
 	prefixDay    = []byte("d/")

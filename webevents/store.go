@@ -86,6 +86,9 @@ type DayMark struct {
 	// Records is how many records of the day file were taken so far: a
 	// merge stops at a quota per peer and day.
 	Records int64 `json:"records,omitempty"`
+	// Gen is the server's generation (Share-Generation) the offset counts
+	// in: from another generation, the day is read again from the start.
+	Gen string `json:"gen,omitempty"`
 }
 
 // Mark returns the mark of day, or a zero mark for it.
