@@ -1,11 +1,13 @@
 package crawl
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/cocrawl/cocrawl/internal/testweb"
 	"github.com/cocrawl/cocrawl/webevents"
 )
 
@@ -47,5 +49,56 @@ func TestHostAndRobotsCaps(t *testing.T) {
 	}
 	if kept == 0 || kept == len(c.f.hosts) || mem != c.robotsMem {
 		t.Errorf("%d of %d hosts keep a robots.txt, %d bytes, counted %d", kept, len(c.f.hosts), mem, c.robotsMem)
+	}
+}
+
+// stalledStore is a store whose writes block until released: a full disk
+// under Badger.
+type stalledStore struct {
+	*webevents.MemStore
+	release chan struct{}
+}
+
+func (s stalledStore) Record(events []webevents.Event) error {
+	<-s.release
+	return s.MemStore.Record(events)
+}
+
+// Issue 18, item 10 (in part): a store that stops taking writes stops the
+// crawler's requests once a bounded backlog waits, leaves its counters
+// answering, and cannot keep it from stopping.
+func TestStalledStore(t *testing.T) {
+	w, err := testweb.Start(testweb.Config{Hosts: 3, PagesPerHost: 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	cfg := testConfig(w)
+	cfg.MaxBacklog = 20
+	st := stalledStore{webevents.NewMemStore(), make(chan struct{})}
+	defer close(st.release)
+	c, err := New(cfg, st, &MemFrontier{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- c.Run(ctx) }()
+	waitFor(t, 10*time.Second, "polling to pause", func() bool { return c.Stats().Stalled > 0 })
+	polls := c.Stats().Polls
+	time.Sleep(300 * time.Millisecond)
+	if more := c.Stats().Polls - polls; more > int64(cfg.Workers) {
+		t.Errorf("%d more requests while the store took nothing", more)
+	}
+	StopTimeout = 500 * time.Millisecond
+	defer func() { StopTimeout = 30 * time.Second }()
+	cancel()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "not stored") {
+			t.Errorf("stop with a stalled store: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the crawler did not stop while its store was stalled")
 	}
 }

@@ -72,8 +72,11 @@ type Config struct {
 	MaxHosts          int
 	MaxHostsPerDomain int
 	MaxRobotsBytes    int
-	MaxURLLength      int // default 2,048
-	MaxSegmentRepet   int // default 3
+	// MaxBacklog is how many events may wait for the store before Poll
+	// sends no more requests (a stalled or full store); default 65,536.
+	MaxBacklog      int
+	MaxURLLength    int // default 2,048
+	MaxSegmentRepet int // default 3
 
 	Logger *slog.Logger
 }
@@ -115,7 +118,7 @@ func (c *Config) defaults() error {
 		p *int
 		v int
 	}{{&c.MaxStaticDepth, 15}, {&c.MaxDynamicDepth, 5}, {&c.MaxURLsPerHost, 100000}, {&c.MaxURLLength, 2048}, {&c.MaxSegmentRepet, 3},
-		{&c.MaxHosts, 100000}, {&c.MaxHostsPerDomain, 1000}, {&c.MaxRobotsBytes, 32 << 20}}
+		{&c.MaxHosts, 100000}, {&c.MaxHostsPerDomain, 1000}, {&c.MaxRobotsBytes, 32 << 20}, {&c.MaxBacklog, 1 << 16}}
 	for _, x := range ints {
 		if *x.p <= 0 {
 			*x.p = x.v

@@ -23,6 +23,7 @@ type Stats struct {
 	RobotsExcluded, RobotsFetches                 int64
 	Discovered, Skipped                           int64 // URLs added, links refused by scope or trap rules
 	Delegated                                     int64 // polls left to a peer whose special set holds the URL
+	Stalled                                       int64 // polls not sent while events waited for the store
 	Known                                         int
 }
 
@@ -45,13 +46,14 @@ type Crawler struct {
 	delegated []string // URL prefixes left to peers (their special sets)
 	started   bool
 
-	persist     chan persistItem
+	queue       *persistQueue
 	persistDone chan error
 
 	order                                         maphash.Seed // this crawler's own order (Config.Spread)
 	polls, notModified, created, updated, deleted atomic.Int64
 	confirmed, hinted                             atomic.Int64
 	robotsExcluded, robotsFetches                 atomic.Int64
+	stalled                                       atomic.Int64 // polls not sent while the store lagged
 	discovered, skipped, delegatedSkips           atomic.Int64
 	errMu                                         sync.Mutex
 	errs                                          map[string]int64
@@ -63,7 +65,7 @@ func New(cfg Config, store Store, fs FrontierStore) (*Crawler, error) {
 		return nil, err
 	}
 	c := &Crawler{cfg: cfg, store: store, fstore: fs, fetcher: NewFetcher(cfg.Fetch), f: newFrontier(),
-		wake: make(chan struct{}, 1), persist: make(chan persistItem, 4096), errs: map[string]int64{}, scope: map[string]bool{},
+		wake: make(chan struct{}, 1), queue: newPersistQueue(), errs: map[string]int64{}, scope: map[string]bool{},
 		order: maphash.MakeSeed()}
 	for _, p := range cfg.Include {
 		re, err := regexp.Compile(p)
@@ -193,11 +195,23 @@ func (c *Crawler) Start() error {
 }
 
 // Stop writes what the polls learnt and returns the first write error. No
-// Poll may run during or after Stop.
+// Poll may run during or after Stop. A store that does not take the last
+// writes within StopTimeout is given up, so a stalled store (a full disk)
+// cannot keep the process from stopping; the error says what was lost.
 func (c *Crawler) Stop() error {
-	close(c.persist)
-	return <-c.persistDone
+	c.queue.close()
+	t := time.NewTimer(StopTimeout)
+	defer t.Stop()
+	select {
+	case err := <-c.persistDone:
+		return err
+	case <-t.C:
+		return fmt.Errorf("crawl: the store took no writes for %v: %d events not stored", StopTimeout, c.queue.backlog())
+	}
 }
+
+// StopTimeout bounds how long Stop waits for the store.
+var StopTimeout = 30 * time.Second
 
 // Ready receives a value when a poll has ended, so a host may be due again.
 func (c *Crawler) Ready() <-chan struct{} { return c.wake }
@@ -207,6 +221,12 @@ func (c *Crawler) Ready() <-chan struct{} { return c.wake }
 // most due URL). When no host is ready it sends nothing and returns false
 // with how long until one is (0 when the frontier is empty).
 func (c *Crawler) Poll(ctx context.Context) (PollResult, bool, time.Duration) {
+	if c.queue.backlog() >= c.cfg.MaxBacklog {
+		// The store is not keeping up (stalled, full): no request whose
+		// result could not be kept.
+		c.stalled.Add(1)
+		return PollResult{}, false, 100 * time.Millisecond
+	}
 	for ctx.Err() == nil {
 		c.mu.Lock()
 		h, wait := c.f.next(time.Now())
@@ -370,13 +390,13 @@ func (c *Crawler) afterFetch(h *host, st *URLState, res *Result) (webevents.Even
 		case webevents.Delete:
 			c.deleted.Add(1)
 		}
-		c.persist <- persistItem{event: &ev}
+		c.queue.addEvent(ev)
 	} else if prev != nil && c.cfg.Confirm && (res.Status == 200 || res.Status == 304) {
 		c.confirmed.Add(1)
 		conf := *prev
 		// This crawler's own look: its cid, whoever saw the version first.
 		conf.LPD, conf.From, conf.CID = res.End.Unix(), "", c.cfg.CID
-		c.persist <- persistItem{event: &conf}
+		c.queue.addEvent(conf)
 	}
 	kind := errorKind(res)
 	if refused {
@@ -465,5 +485,6 @@ func (c *Crawler) Stats() Stats {
 		Created: c.created.Load(), Updated: c.updated.Load(), Deleted: c.deleted.Load(), Confirmed: c.confirmed.Load(), Hinted: c.hinted.Load(),
 		Errors: errs, RobotsExcluded: c.robotsExcluded.Load(), RobotsFetches: c.robotsFetches.Load(),
 		Discovered: c.discovered.Load(), Skipped: c.skipped.Load(), Delegated: c.delegatedSkips.Load(), Known: known,
+		Stalled: c.stalled.Load(),
 	}
 }

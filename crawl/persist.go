@@ -63,24 +63,81 @@ func (m *MemFrontier) SaveFrontier(states []URLState) error {
 	return nil
 }
 
-type persistItem struct {
-	event *webevents.Event
-	state *URLState
+// persistQueue hands events and frontier states to the persister without
+// ever blocking: the crawler queues states while it holds its lock, and a
+// store that stalls (a full disk) must not stall that lock, and with it
+// the API and Ctrl-C. Poll sends no request while the events queued pass
+// maxBacklog, so what waits stays bounded.
+type persistQueue struct {
+	mu     sync.Mutex
+	events []webevents.Event
+	states map[string]URLState
+	closed bool
+	notify chan struct{}
+}
+
+func newPersistQueue() *persistQueue {
+	return &persistQueue{states: map[string]URLState{}, notify: make(chan struct{}, 1)}
+}
+
+func (q *persistQueue) wake() {
+	select {
+	case q.notify <- struct{}{}:
+	default:
+	}
+}
+
+func (q *persistQueue) addEvent(e webevents.Event) {
+	q.mu.Lock()
+	q.events = append(q.events, e)
+	n := len(q.events) + len(q.states)
+	q.mu.Unlock()
+	if n >= 512 {
+		q.wake()
+	}
+}
+
+func (q *persistQueue) addState(st URLState) {
+	q.mu.Lock()
+	q.states[st.URL] = st
+	n := len(q.events) + len(q.states)
+	q.mu.Unlock()
+	if n >= 512 {
+		q.wake()
+	}
+}
+
+// backlog is how many events wait for the store.
+func (q *persistQueue) backlog() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.events)
+}
+
+// take returns what is queued, and whether the queue is closed.
+func (q *persistQueue) take() ([]webevents.Event, map[string]URLState, bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	events, states := q.events, q.states
+	q.events, q.states = nil, map[string]URLState{}
+	return events, states, q.closed
+}
+
+func (q *persistQueue) close() {
+	q.mu.Lock()
+	q.closed = true
+	q.mu.Unlock()
+	q.wake()
 }
 
 // save queues a copy of st for the persister; c.mu held.
-func (c *Crawler) save(st *URLState) {
-	cp := *st
-	c.persist <- persistItem{state: &cp}
-}
+func (c *Crawler) save(st *URLState) { c.queue.addState(*st) }
 
 // persister writes events and frontier states in batches: every 100 ms or
 // 512 items, and once more when the crawler stops.
 func (c *Crawler) persister() error {
-	var events []webevents.Event
-	states := map[string]URLState{}
 	var firstErr error
-	flush := func() {
+	flush := func(events []webevents.Event, states map[string]URLState) {
 		// Each event on its own: one the store would refuse must not take
 		// the others of its batch down with it (the crawler checks them
 		// before queueing; this is the second line).
@@ -98,7 +155,6 @@ func (c *Crawler) persister() error {
 			if err := c.store.Record(events); err != nil && firstErr == nil {
 				firstErr = fmt.Errorf("crawl: record events: %w", err)
 			}
-			events = events[:0]
 		}
 		if len(states) > 0 {
 			batch := make([]URLState, 0, len(states))
@@ -108,29 +164,22 @@ func (c *Crawler) persister() error {
 			if err := c.fstore.SaveFrontier(batch); err != nil && firstErr == nil {
 				firstErr = fmt.Errorf("crawl: save frontier: %w", err)
 			}
-			clear(states)
 		}
 	}
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	for {
 		select {
-		case it, ok := <-c.persist:
-			if !ok {
-				flush()
-				return firstErr
-			}
-			if it.event != nil {
-				events = append(events, *it.event)
-			}
-			if it.state != nil {
-				states[it.state.URL] = *it.state
-			}
-			if len(events)+len(states) >= 512 {
-				flush()
-			}
+		case <-c.queue.notify:
 		case <-tick.C:
-			flush()
+		}
+		events, states, closed := c.queue.take()
+		flush(events, states)
+		if closed {
+			if events, states, _ := c.queue.take(); len(events)+len(states) > 0 {
+				flush(events, states)
+			}
+			return firstErr
 		}
 	}
 }
