@@ -58,6 +58,11 @@ type Status struct {
 	// "own" for this peer's polls, else the peer merged from. Counted
 	// every half minute.
 	Held map[string]int64 `json:"held,omitempty"`
+	// Store failures (a full disk): how many, the last, and when; they
+	// are not blamed on the peer being merged from.
+	StoreFailures int64     `json:"store_failures"`
+	StoreError    string    `json:"store_error,omitempty"`
+	StoreFailedAt time.Time `json:"store_failed_at,omitzero"`
 
 	History []Sample `json:"history,omitempty"`
 }
@@ -95,6 +100,9 @@ func (p *Peer) Status(history bool) Status {
 	st.PeersKnown, st.PeersHealthy = p.peers.counts()
 	st.Checks, st.PeersDistrusted = p.checks.stats(), p.peers.distrusted()
 	st.Held = p.heldCounts()
+	p.storeMu.Lock()
+	st.StoreFailures, st.StoreError, st.StoreFailedAt = p.storeFailures, p.storeErr, p.storeFailedAt
+	p.storeMu.Unlock()
 	if history {
 		p.histMu.Lock()
 		st.History = append([]Sample(nil), p.history...)
@@ -156,6 +164,7 @@ var (
 	descTimeRho  = prometheus.NewDesc("cocrawl_rho_seconds_total", "Time spent at each value of rho, rounded to 0.05.", []string{"rho"}, nil)
 	descChecks   = prometheus.NewDesc("cocrawl_spot_checks_total", "Spot-checks of peers' claims by verdict (asked: polls asked for).", []string{"verdict"}, nil)
 	descRolled   = prometheus.NewDesc("cocrawl_rolled_back_total", "URLs re-polled because the peer that gave their state was distrusted.", nil, nil)
+	descStore    = prometheus.NewDesc("cocrawl_store_failures_total", "Failures of this peer's own store during merges (a full disk): not blamed on the peer merged from.", nil, nil)
 )
 
 // peerCollector turns the status into metrics at scrape time, so counters
@@ -163,7 +172,7 @@ var (
 type peerCollector struct{ p *Peer }
 
 func (c peerCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descRho, descOps, descEvents, descBytes, descSeconds, descErrors, descPeers, descIdle, descFrontier, descTimeRho, descDHTBytes, descDHTPeers, descChecks, descRolled} {
+	for _, d := range []*prometheus.Desc{descRho, descOps, descEvents, descBytes, descSeconds, descErrors, descPeers, descIdle, descFrontier, descTimeRho, descDHTBytes, descDHTPeers, descChecks, descRolled, descStore} {
 		ch <- d
 	}
 }
@@ -196,6 +205,7 @@ func (c peerCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(descChecks, prometheus.CounterValue, float64(n), v)
 	}
 	ch <- prometheus.MustNewConstMetric(descRolled, prometheus.CounterValue, float64(st.Checks.RolledBack))
+	ch <- prometheus.MustNewConstMetric(descStore, prometheus.CounterValue, float64(st.StoreFailures))
 	ch <- prometheus.MustNewConstMetric(descIdle, prometheus.CounterValue, float64(st.Idle))
 	ch <- prometheus.MustNewConstMetric(descFrontier, prometheus.GaugeValue, float64(st.FrontierURLs))
 	if st.DHTBytes != nil {

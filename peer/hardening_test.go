@@ -6,14 +6,17 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/libp2p/go-libp2p/core/peer"
 
 	"github.com/cocrawl/cocrawl/crawl"
+	"github.com/cocrawl/cocrawl/protocol"
 	"github.com/cocrawl/cocrawl/webevents"
 )
 
@@ -181,5 +184,46 @@ func TestIdentityKeyWrittenDurably(t *testing.T) {
 	}
 	if _, err := os.Stat(path + ".tmp"); !os.IsNotExist(err) {
 		t.Errorf("temporary file left behind: %v", err)
+	}
+}
+
+// failingStore is a store whose merges fail: a full disk.
+type failingStore struct{ *webevents.MemStore }
+
+func (failingStore) Merge([]webevents.Event, *webevents.Cursor) (webevents.MergeResult, error) {
+	return webevents.MergeResult{}, errors.New("no space left on device")
+}
+
+// Issue 18, item 10 (in part): when this peer's store fails during a
+// merge, the peer merged from is not blamed (not backed off), and the
+// failure shows as the store's own state.
+func TestStoreFailureIsNotThePeers(t *testing.T) {
+	sharer := webevents.NewMemStore()
+	now := time.Now()
+	sharer.Record([]webevents.Event{{URL: "http://a.example/x", CID: "s:1 S", Stat: webevents.Create, LMD: now.Unix() - 60, LPD: now.Unix() - 30, Size: 1}})
+	srv, err := protocol.NewServer(sharer, protocol.ServerOptions{Control: protocol.ShareControl{Crawler: "s:1 S"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	shr := ts.URL + "/robots.shr"
+	cfg := Config{Addr: "self.invalid:8470", Peers: []string{shr}, AllowPrivate: true}
+	cfg.Crawl.Seeds = []string{"http://a.example/"}
+	p, err := New(cfg, Stores{Events: failingStore{webevents.NewMemStore()}, Frontier: &crawl.MemFrontier{}, Peers: &MemPeers{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	if did, _ := p.tryMerge(context.Background(), "merge"); !did {
+		t.Fatal("no merge was tried")
+	}
+	for _, r := range p.Peers() {
+		if r.URL == shr && (r.Consecutive != 0 || r.Failures != 0) {
+			t.Errorf("the peer was blamed for this peer's store: %+v", r)
+		}
+	}
+	if st := p.Status(false); st.StoreFailures != 1 || !strings.Contains(st.StoreError, "no space") {
+		t.Errorf("store failure not shown: %d, %q", st.StoreFailures, st.StoreError)
 	}
 }

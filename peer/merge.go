@@ -37,6 +37,14 @@ func (p *Peer) tryMerge(ctx context.Context, drawn string) (bool, time.Duration)
 		p.peers.release(rec.URL)
 		return true, 0
 	}
+	if protocol.IsStoreError(err) {
+		// This peer's store failed, not the peer: it is not backed off,
+		// and the failure shows as the store's own state.
+		p.peers.release(rec.URL)
+		p.storeFailed(err, end)
+		p.stats.merge(drawn, rep, err, end.Sub(start))
+		return true, 0
+	}
 	o := p.outcomeOf(rec.URL, rep, err, end.Sub(start))
 	p.recordMerge(rec.URL, o, end)
 	p.askChecks(rep.Peer)

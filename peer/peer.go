@@ -97,17 +97,22 @@ func StoresIn(st *webevents.BadgerStore) Stores {
 // Peer is a running cooperating crawler.
 type Peer struct {
 	merging atomic.Int32 // slots merging now (mergeSlot)
-	cfg     Config
-	cid     string
-	stores  Stores
-	crawler *crawl.Crawler
-	merger  protocol.Merger
-	share   *protocol.Server
-	peers   *peerSet
-	log     *slog.Logger
-	stats   *stats
-	metrics *protocol.Metrics // the share server's and merge client's
-	started time.Time
+	// store failures (storeFailed)
+	storeMu       sync.Mutex
+	storeFailures int64
+	storeErr      string
+	storeFailedAt time.Time
+	cfg           Config
+	cid           string
+	stores        Stores
+	crawler       *crawl.Crawler
+	merger        protocol.Merger
+	share         *protocol.Server
+	peers         *peerSet
+	log           *slog.Logger
+	stats         *stats
+	metrics       *protocol.Metrics // the share server's and merge client's
+	started       time.Time
 
 	ctlMu   sync.Mutex
 	ctl     rho.Controller
@@ -571,3 +576,12 @@ func (e emptyShare) ReadDay(int64, int64, func(int64, webevents.Event) error) er
 // FrontierSize loads the stored frontier, once, and returns how many URLs
 // it holds.
 func (p *Peer) FrontierSize() (int, error) { return p.crawler.Load() }
+
+// storeFailed records a failure of this peer's own store.
+func (p *Peer) storeFailed(err error, at time.Time) {
+	p.storeMu.Lock()
+	p.storeFailures++
+	p.storeErr, p.storeFailedAt = err.Error(), at
+	p.storeMu.Unlock()
+	p.log.Error("the store failed", "err", err)
+}

@@ -361,6 +361,13 @@ func (m *Merger) mergeDay(ctx context.Context, repo *url.URL, day int64, cur *we
 	return dr, nil
 }
 
+// IsStoreError says whether a merge failed because the merging peer's own
+// store did (a full disk), not because of the peer merged from.
+func IsStoreError(err error) bool {
+	var se storeError
+	return errors.As(err, &se)
+}
+
 // storeError marks failures of the local store, which stop a merge.
 type storeError struct{ err error }
 
