@@ -140,17 +140,7 @@ func (f *Fetcher) Fetch(ctx context.Context, rawURL string, head bool, etag, las
 	}
 	defer resp.Body.Close()
 	r.Status = resp.StatusCode
-	// Validators go into events and back into request headers: a hostile
-	// one (a tab, 2,000 bytes) would make the event invalid or every later
-	// request fail, so it is dropped, and the page is judged by its digest.
-	r.ETag = cleanETag(resp.Header.Get("ETag"))
-	if t, err := http.ParseTime(resp.Header.Get("Last-Modified")); err == nil {
-		r.LastModified = t
-		r.LastModRaw = t.UTC().Format(http.TimeFormat)
-	}
-	r.RetryAfter = retryAfter(resp.Header.Get("Retry-After"), time.Now())
-	ct, params, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
-	r.HTML = ct == "text/html" || ct == "application/xhtml+xml"
+	params := readHeaders(resp.Header, &r)
 	switch {
 	case resp.StatusCode >= 300 && resp.StatusCode < 400 && resp.StatusCode != http.StatusNotModified:
 		if loc := resp.Header.Get("Location"); loc != "" {
@@ -161,10 +151,7 @@ func (f *Fetcher) Fetch(ctx context.Context, rawURL string, head bool, etag, las
 	case resp.StatusCode != http.StatusOK:
 		return r
 	case head:
-		r.Size = -1 // unknown, or a length no page has
-		if resp.ContentLength >= 0 && resp.ContentLength <= webevents.MaxSize {
-			r.Size = resp.ContentLength
-		}
+		r.Size = headSize(resp.ContentLength)
 		return r
 	}
 	f.readBody(&r, resp, rawURL, params["charset"])
@@ -248,6 +235,32 @@ func retryAfter(v string, now time.Time) time.Duration {
 		return t.Sub(now)
 	}
 	return 0
+}
+
+// readHeaders fills r from a response's headers and returns the
+// Content-Type's parameters. Validators go into events and back into
+// request headers: a hostile one (a tab, 2,000 bytes) would make the event
+// invalid or every later request fail, so it is dropped, and the page is
+// judged by its digest.
+func readHeaders(h http.Header, r *Result) map[string]string {
+	r.ETag = cleanETag(h.Get("ETag"))
+	if t, err := http.ParseTime(h.Get("Last-Modified")); err == nil {
+		r.LastModified = t
+		r.LastModRaw = t.UTC().Format(http.TimeFormat)
+	}
+	r.RetryAfter = retryAfter(h.Get("Retry-After"), time.Now())
+	ct, params, _ := mime.ParseMediaType(h.Get("Content-Type"))
+	r.HTML = ct == "text/html" || ct == "application/xhtml+xml"
+	return params
+}
+
+// headSize is a HEAD answer's Content-Length as a page size: -1 (unknown)
+// for none or one no page has.
+func headSize(n int64) int64 {
+	if n >= 0 && n <= webevents.MaxSize {
+		return n
+	}
+	return -1
 }
 
 // cleanETag is the ETag header if an event and a request can carry it, ""
