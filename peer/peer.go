@@ -265,9 +265,17 @@ func (p *Peer) updateControl(sc *protocol.ShareControl) {
 	}
 }
 
-// Close releases what New started (the libp2p host) for a peer that will
-// not Run; Run releases it itself.
-func (p *Peer) Close() { p.closeP2P() }
+// Close releases what New started (the libp2p host) and waits, up to 10 s,
+// for share requests still being served: the caller closes the store
+// next. Call it after the HTTP servers stopped.
+func (p *Peer) Close() {
+	p.closeP2P()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := p.share.Wait(ctx); err != nil {
+		p.log.Warn("share requests still running as the store closes", "err", err)
+	}
+}
 
 func (p *Peer) closeP2P() {
 	p.closeOnce.Do(func() {

@@ -1,6 +1,7 @@
 package protocol
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"net"
@@ -23,14 +24,15 @@ type ShareStore interface {
 // Server is the share repository as an http.Handler: /robots.shr,
 // /robots.txt and <repository>/<day>.dat generated from a store.
 type Server struct {
-	store   ShareStore
-	control ShareControl
-	repo    string // path of the repository, with a trailing slash
-	log     *slog.Logger
-	slots   chan struct{} // bounds concurrent day-file streams
-	clients *clientSlots  // bounds them per client
-	update  func(c *ShareControl)
-	metrics *Metrics
+	store    ShareStore
+	control  ShareControl
+	repo     string // path of the repository, with a trailing slash
+	log      *slog.Logger
+	slots    chan struct{} // bounds concurrent day-file streams
+	clients  *clientSlots  // bounds them per client
+	inflight sync.WaitGroup
+	update   func(c *ShareControl)
+	metrics  *Metrics
 	// withhold: see ServerOptions.Withhold
 	withhold func(from string) bool
 }
@@ -113,10 +115,29 @@ func NewServer(store ShareStore, o ServerOptions) (*Server, error) {
 		withhold: o.Withhold, clients: &clientSlots{max: perClient, key: key, held: map[string]int{}}}, nil
 }
 
+// Wait returns when no request is being served, or with ctx's error. The
+// owner of the store calls it after stopping the listeners and before
+// closing the store, so no request reads a closed store.
+func (s *Server) Wait(ctx context.Context) error {
+	done := make(chan struct{})
+	go func() {
+		s.inflight.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
 // RepositoryPath returns the path day files are served under.
 func (s *Server) RepositoryPath() string { return s.repo }
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.inflight.Add(1)
+	defer s.inflight.Done()
 	sw := &statusWriter{ResponseWriter: w, code: http.StatusOK}
 	resource := "other"
 	defer func() { s.metrics.request(resource, sw.code) }()

@@ -3,6 +3,7 @@ package protocol
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"fmt"
 	"io"
 	"net"
@@ -248,5 +249,46 @@ func TestStreamsPerClient(t *testing.T) {
 	other.Body.Close()
 	if other.StatusCode != 200 {
 		t.Errorf("another client: %d", other.StatusCode)
+	}
+}
+
+// slowStore blocks reading a day until released.
+type slowStore struct {
+	*webevents.MemStore
+	release chan struct{}
+}
+
+func (s slowStore) ReadDay(day, from int64, fn func(int64, webevents.Event) error) error {
+	<-s.release
+	return s.MemStore.ReadDay(day, from, fn)
+}
+
+// Issue 18, item 13 (in part): the owner of the store can wait for every
+// request still being served before it closes the store.
+func TestServerWaitsForRequests(t *testing.T) {
+	st := slowStore{webevents.NewMemStore(), make(chan struct{})}
+	st.Record(dayEvents(testDay, 3, 0))
+	srv, err := NewServer(st, ServerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	go func() {
+		if resp, err := http.Get(fmt.Sprintf("%s/share/%d.dat", ts.URL, testDay)); err == nil {
+			resp.Body.Close()
+		}
+	}()
+	time.Sleep(100 * time.Millisecond) // the request is in the store
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	if err := srv.Wait(ctx); err == nil {
+		t.Fatal("Wait returned while a request was reading the store")
+	}
+	close(st.release)
+	ctx2, cancel2 := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel2()
+	if err := srv.Wait(ctx2); err != nil {
+		t.Fatalf("Wait after the request ended: %v", err)
 	}
 }

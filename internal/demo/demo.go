@@ -284,8 +284,8 @@ func (c *community) stop() {
 		c.cancel()
 		c.wg.Wait()
 		for _, m := range c.members {
+			_ = m.srv.Close() // no new requests; then the peer waits for the running ones
 			m.peer.Close()
-			_ = m.srv.Close()
 			_ = m.store.Close()
 		}
 	})
