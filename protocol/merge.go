@@ -418,7 +418,16 @@ func (m *Merger) decodeDay(resp *http.Response, day, base int64, cur *webevents.
 	// the network and the decoder overlap the store's commits.
 	batches := make(chan decoded, 1)
 	stop := make(chan struct{})
-	defer close(stop)
+	// The decoder must be gone before this returns: the caller closes the
+	// body, and the gzip reader closes below, under a Read of its own
+	// otherwise (a store failure ends the loop early). Closing the body
+	// first ends a Read waiting on the network.
+	defer func() {
+		resp.Body.Close()
+		close(stop)
+		for range batches {
+		}
+	}()
 	go m.decodeBatches(dec, batches, stop, func(err error) {
 		m.logger().Debug("merge: bad record skipped", "day", day, "err", err)
 	})
@@ -483,7 +492,11 @@ func (m *Merger) MergeFile(r io.Reader, onBad func(error)) (ImportReport, error)
 	var rep ImportReport
 	batches := make(chan decoded, 1)
 	stop := make(chan struct{})
-	defer close(stop)
+	defer func() { // the decoder is gone before the caller's reader is
+		close(stop)
+		for range batches {
+		}
+	}()
 	go m.decodeBatches(NewDatReader(r, DatOptions{Limits: m.Limits.withDefaults(), Now: m.Now}), batches, stop, onBad)
 	for b := range batches {
 		rep.Records += b.records
