@@ -30,7 +30,7 @@ type Server struct {
 	log      *slog.Logger
 	slots    chan struct{} // bounds concurrent day-file streams
 	clients  *clientSlots  // bounds them per client
-	inflight sync.WaitGroup
+	inflight inflight
 	update   func(c *ShareControl)
 	metrics  *Metrics
 	// withhold: see ServerOptions.Withhold
@@ -118,14 +118,44 @@ func NewServer(store ShareStore, o ServerOptions) (*Server, error) {
 // Wait returns when no request is being served, or with ctx's error. The
 // owner of the store calls it after stopping the listeners and before
 // closing the store, so no request reads a closed store.
-func (s *Server) Wait(ctx context.Context) error {
-	done := make(chan struct{})
-	go func() {
-		s.inflight.Wait()
-		close(done)
-	}()
+func (s *Server) Wait(ctx context.Context) error { return s.inflight.wait(ctx) }
+
+// inflight counts requests being served. Unlike a WaitGroup it may be
+// waited on while new requests arrive.
+type inflight struct {
+	mu   sync.Mutex
+	n    int
+	idle chan struct{} // closed when n drops to 0, for the waiters
+}
+
+func (f *inflight) add() {
+	f.mu.Lock()
+	f.n++
+	f.mu.Unlock()
+}
+
+func (f *inflight) done() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.n--; f.n == 0 && f.idle != nil {
+		close(f.idle)
+		f.idle = nil
+	}
+}
+
+func (f *inflight) wait(ctx context.Context) error {
+	f.mu.Lock()
+	if f.n == 0 {
+		f.mu.Unlock()
+		return nil
+	}
+	if f.idle == nil {
+		f.idle = make(chan struct{})
+	}
+	idle := f.idle
+	f.mu.Unlock()
 	select {
-	case <-done:
+	case <-idle:
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
@@ -136,8 +166,8 @@ func (s *Server) Wait(ctx context.Context) error {
 func (s *Server) RepositoryPath() string { return s.repo }
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	s.inflight.Add(1)
-	defer s.inflight.Done()
+	s.inflight.add()
+	defer s.inflight.done()
 	sw := &statusWriter{ResponseWriter: w, code: http.StatusOK}
 	resource := "other"
 	defer func() { s.metrics.request(resource, sw.code) }()
