@@ -227,3 +227,41 @@ func TestStoreFailureIsNotThePeers(t *testing.T) {
 		t.Errorf("store failure not shown: %d, %q", st.StoreFailures, st.StoreError)
 	}
 }
+
+// Issue 18, item 11 (in part): a running peer drops event logs older than
+// KeepDays and the states of URLs deleted before them.
+func TestRetention(t *testing.T) {
+	st := webevents.NewMemStore()
+	today := webevents.Today(time.Now())
+	old, recent := today-40, today-2
+	ev := func(u string, s webevents.Stat, day int64) webevents.Event {
+		lpd := webevents.DayStart(day) + 60
+		return webevents.Event{URL: u, CID: "c", Stat: s, LMD: lpd - 60, LPD: lpd}
+	}
+	if err := st.Record([]webevents.Event{ev("http://a.example/old", webevents.Delete, old), ev("http://a.example/kept", webevents.Create, old),
+		ev("http://a.example/new", webevents.Create, recent)}); err != nil {
+		t.Fatal(err)
+	}
+	cfg := Config{Addr: "self.invalid:8470", KeepDays: 30}
+	cfg.Crawl.Seeds = []string{"http://a.example/"}
+	p, err := New(cfg, Stores{Events: st, Frontier: &crawl.MemFrontier{}, Peers: &MemPeers{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // one pass
+	p.retain(ctx)
+	if _, ok, _ := st.DayInfo(old); ok {
+		t.Error("a day older than KeepDays was kept")
+	}
+	if _, ok, _ := st.DayInfo(recent); !ok {
+		t.Error("a recent day was dropped")
+	}
+	if _, ok, _ := st.Get("http://a.example/old"); ok {
+		t.Error("a URL deleted 40 days ago is still held")
+	}
+	if _, ok, _ := st.Get("http://a.example/kept"); !ok {
+		t.Error("a live URL polled 40 days ago was dropped")
+	}
+}

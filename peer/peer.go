@@ -44,6 +44,10 @@ type Config struct {
 
 	Peers    []string // robots.shr URLs of static peers
 	Schedule Schedule
+	// KeepDays is how many days of logs the store keeps, today included,
+	// and how long a deleted URL's state is kept; 0 means 30. At least 8:
+	// a first merge reaches back 7 days.
+	KeepDays int
 	// MergeInScope merges only records of URLs within the crawler's scope
 	// (its seeds' hosts or domains); the others are dropped.
 	MergeInScope bool
@@ -401,6 +405,11 @@ func (p *Peer) Run(ctx context.Context) error {
 		defer wg.Done()
 		p.sampler(ctx)
 	}()
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		p.retain(ctx)
+	}()
 	wg.Wait()
 	p.ctlMu.Lock()
 	p.accountRho(time.Now())
@@ -592,4 +601,29 @@ func (p *Peer) storeFailed(err error, at time.Time) {
 	p.storeErr, p.storeFailedAt = err.Error(), at
 	p.storeMu.Unlock()
 	p.log.Error("the store failed", "err", err)
+}
+
+// retain applies the store's retention once at start and every hour:
+// logs of days older than KeepDays and long-deleted URLs go.
+func (p *Peer) retain(ctx context.Context) {
+	keep := max(p.cfg.KeepDays, 0)
+	if keep == 0 {
+		keep = 30
+	}
+	keep = max(keep, 8)
+	t := time.NewTicker(time.Hour)
+	defer t.Stop()
+	for {
+		from := webevents.Today(time.Now()) - int64(keep) + 1
+		if x, err := p.stores.Events.Expire(from); err != nil {
+			p.log.Error("retention", "err", err)
+		} else if x.Days+x.URLs > 0 {
+			p.log.Info("retention", "days", x.Days, "records", x.Records, "deleted_urls", x.URLs, "kept_from_day", from)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
 }

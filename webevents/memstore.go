@@ -190,6 +190,30 @@ func (s *MemStore) ReadDay(day, from int64, fn func(int64, Event) error) error {
 	return nil
 }
 
+func (s *MemStore) Expire(keepFrom int64) (Expired, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return Expired{}, ErrClosed
+	}
+	var x Expired
+	for day, d := range s.days {
+		if day < keepFrom {
+			x.Days++
+			x.Records += int64(len(d.events))
+			delete(s.days, day)
+		}
+	}
+	cut := DayStart(keepFrom)
+	for u, e := range s.current {
+		if e.Stat == Delete && e.LPD < cut {
+			delete(s.current, u)
+			x.URLs++
+		}
+	}
+	return x, nil
+}
+
 func (s *MemStore) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -34,8 +34,20 @@ type Store interface {
 	// ReadDay calls fn, in log order, with every entry of day whose record
 	// text ends after byte from of the day file, and the entry's offset.
 	ReadDay(day int64, from int64, fn func(offset int64, e Event) error) error
+	// Expire drops what is older than day keepFrom: the logs of earlier
+	// days (their day files are no longer served) and the current states
+	// of URLs deleted before it (long gone; a later poll or merge of them
+	// starts afresh). It is retention: without it a store grows for ever.
+	Expire(keepFrom int64) (Expired, error)
 	// Close flushes and closes the store.
 	Close() error
+}
+
+// Expired counts what Store.Expire dropped.
+type Expired struct {
+	Days    int   // day logs
+	Records int64 // their entries
+	URLs    int   // current states of long-deleted URLs
 }
 
 // DayInfo describes one day's log.

@@ -36,6 +36,7 @@ type runOptions struct {
 	p2pListen, bootstrap    multiFlag
 	noDHT, noP2P, mdns      bool
 	mergeInScope            bool
+	keepDays                int
 	admin                   string
 	dayQuota                int64
 	crawl                   *crawlFlagSet
@@ -72,6 +73,7 @@ func newRunFlags() (*flag.FlagSet, *runOptions) {
 	fs.BoolVar(&o.mdns, "mdns", false, "also find community peers on the local network by mDNS")
 	fs.BoolVar(&o.mergeInScope, "merge-in-scope", false, "merge only records of URLs within this peer's scope (its seeds' hosts or domains)")
 	fs.Int64Var(&o.dayQuota, "day-quota", 1_000_000, "most records one peer's file of one day may bring")
+	fs.IntVar(&o.keepDays, "keep-days", 30, "days of event logs kept, today included, and how long a deleted URL is remembered (at least 8)")
 	o.crawl = addCrawlFlags(fs)
 	return fs, o
 }
@@ -211,7 +213,7 @@ func (o *runOptions) peerConfig(addr string, ip net.IP, lg *slog.Logger) peer.Co
 		Peers: o.peers, Slots: o.slots, AllowPrivate: o.allowPrivate,
 		Schedule: peer.Schedule{MergeMin: o.mergeMin, MergeMax: o.mergeMax},
 		P2P:      p2p, Logger: lg,
-		MergeInScope: o.mergeInScope, DayQuota: o.dayQuota,
+		MergeInScope: o.mergeInScope, DayQuota: o.dayQuota, KeepDays: o.keepDays,
 	}
 }
 

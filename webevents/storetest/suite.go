@@ -51,6 +51,7 @@ func Run(t *testing.T, open func(t *testing.T) webevents.Store) {
 		{"ConcurrentReadWrite", testConcurrent},
 		{"Attribution", testAttribution},
 		{"OwnPollWins", testOwnPollWins},
+		{"Expire", testExpire},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -338,5 +339,40 @@ func testOwnPollWins(t *testing.T, s webevents.Store) {
 	e, _, _ := s.Get(own.URL)
 	if e.LMD != later.LMD || e.From != cur.Peer {
 		t.Errorf("current = %+v, want the later record from %s", e, cur.Peer)
+	}
+}
+
+// testExpire: retention drops the logs of days before the cut and the
+// current states of URLs deleted before it, and nothing else.
+func testExpire(t *testing.T, s webevents.Store) {
+	for d := int64(0); d < 4; d++ {
+		must(t, s.Record([]webevents.Event{
+			Ev(fmt.Sprintf("live%d", d), webevents.Create, 800000000, "me:1 Me", d),
+			Ev(fmt.Sprintf("gone%d", d), webevents.Delete, 800000000, "me:1 Me", d),
+		}))
+	}
+	x, err := s.Expire(Day0 + 2)
+	must(t, err)
+	if x.Days != 2 || x.Records != 4 || x.URLs != 2 {
+		t.Fatalf("expired %+v, want 2 days, 4 records, 2 URLs", x)
+	}
+	for d := int64(0); d < 4; d++ {
+		_, ok, err := s.DayInfo(Day0 + d)
+		must(t, err)
+		n := 0
+		must(t, s.ReadDay(Day0+d, 0, func(int64, webevents.Event) error { n++; return nil }))
+		if kept := d >= 2; ok != kept || (n == 2) != kept {
+			t.Errorf("day +%d: info %v, %d entries after expiring before day +2", d, ok, n)
+		}
+		_, live, _ := s.Get(Ev(fmt.Sprintf("live%d", d), webevents.Create, 0, "", d).URL)
+		_, gone, _ := s.Get(Ev(fmt.Sprintf("gone%d", d), webevents.Delete, 0, "", d).URL)
+		if !live || gone != (d >= 2) {
+			t.Errorf("day +%d: live URL kept %v, deleted URL kept %v", d, live, gone)
+		}
+	}
+	// Appending after an expiry still works, on kept and new days.
+	must(t, s.Record([]webevents.Event{Ev("later", webevents.Create, 800000000, "me:1 Me", 3)}))
+	if info, ok, _ := s.DayInfo(Day0 + 3); !ok || info.Records != 3 {
+		t.Errorf("day +3 after an append: %+v", info)
 	}
 }
