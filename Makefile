@@ -1,7 +1,7 @@
 GO ?= go
 BIN := bin/cocrawl
 
-.PHONY: help build test e2e bench fuzz demo lint sim
+.PHONY: help build test e2e bench fuzz soak demo lint sim
 
 help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -38,6 +38,9 @@ fuzz: ## fuzz each decoder for 30 s
 	$(GO) test -run '^$$' -fuzz FuzzParseReport -fuzztime 30s ./peer/rho/
 	$(GO) test -run '^$$' -fuzz FuzzDecodeBinary -fuzztime 30s ./webevents/
 	$(GO) test -run '^$$' -fuzz FuzzDecodeLog -fuzztime 30s ./webevents/
+
+soak: ## a month and a half of events into a store with retention: disk bytes per live URL each day (minutes)
+	COCRAWL_SOAK=1 $(GO) test -count=1 -run TestSoak -v -timeout 60m ./webevents/
 
 demo: ## cooperating peers against polling-only peers on a synthetic web (about 2.5 min)
 	$(GO) run ./cmd/cocrawl demo
