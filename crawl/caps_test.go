@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -101,4 +102,39 @@ func TestStalledStore(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the crawler did not stop while its store was stalled")
 	}
+}
+
+// fullStore refuses writes until room is made: a full disk.
+type fullStore struct {
+	*webevents.MemStore
+	full *atomic.Bool
+}
+
+func (s fullStore) Record(events []webevents.Event) error {
+	if s.full.Load() {
+		return webevents.ErrNoSpace
+	}
+	return s.MemStore.Record(events)
+}
+
+// Issue 18, item 10: events the store refused (a full disk) are kept and
+// written once it takes writes again; nothing polled is lost.
+func TestEventsSurviveAFullDisk(t *testing.T) {
+	w, err := testweb.Start(testweb.Config{Hosts: 2, PagesPerHost: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	full := &atomic.Bool{}
+	full.Store(true)
+	st := fullStore{webevents.NewMemStore(), full}
+	c := startCrawler(t, testConfig(w), st, &MemFrontier{})
+	waitFor(t, 10*time.Second, "polls while the disk is full", func() bool { return c.Stats().Created >= 10 && c.Stats().Errors["store"] > 0 })
+	created := c.Stats().Created
+	full.Store(false)
+	waitFor(t, 10*time.Second, "the events kept to be written", func() bool {
+		n := 0
+		st.Current(func(webevents.Event) error { n++; return nil })
+		return int64(n) >= created
+	})
 }

@@ -43,6 +43,7 @@ type Crawler struct {
 	wake      chan struct{}
 	excluded  []string // URL prefixes never polled: peers' share repositories
 	robotsMem int      // bytes of the robots.txt files hosts keep (cacheRobots)
+	storeErr  error    // the last failed write, nil once one succeeds (errMu)
 	delegated []string // URL prefixes left to peers (their special sets)
 	started   bool
 

@@ -1,6 +1,7 @@
 package crawl
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -107,6 +108,19 @@ func (q *persistQueue) addState(st URLState) {
 	}
 }
 
+// putBack queues again what a failed write held, before what came since;
+// a state queued since is newer and wins.
+func (q *persistQueue) putBack(events []webevents.Event, states map[string]URLState) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.events = append(events, q.events...)
+	for u, st := range states {
+		if _, newer := q.states[u]; !newer {
+			q.states[u] = st
+		}
+	}
+}
+
 // backlog is how many events wait for the store.
 func (q *persistQueue) backlog() int {
 	q.mu.Lock()
@@ -136,7 +150,6 @@ func (c *Crawler) save(st *URLState) { c.queue.addState(*st) }
 // persister writes events and frontier states in batches: every 100 ms or
 // 512 items, and once more when the crawler stops.
 func (c *Crawler) persister() error {
-	var firstErr error
 	flush := func(events []webevents.Event, states map[string]URLState) {
 		// Each event on its own: one the store would refuse must not take
 		// the others of its batch down with it (the crawler checks them
@@ -151,9 +164,14 @@ func (c *Crawler) persister() error {
 			}
 			return false
 		})
+		// A failed write (a full disk) keeps what it held queued, to be
+		// written again: Poll pauses while the backlog is long, so nothing
+		// polled is lost unless the process stops first.
 		if len(events) > 0 {
-			if err := c.store.Record(events); err != nil && firstErr == nil {
-				firstErr = fmt.Errorf("crawl: record events: %w", err)
+			if err := c.store.Record(events); err != nil {
+				c.queue.putBack(events, nil)
+				c.storeFailed(fmt.Errorf("crawl: record events: %w", err))
+				return
 			}
 		}
 		if len(states) > 0 {
@@ -161,10 +179,13 @@ func (c *Crawler) persister() error {
 			for _, s := range states {
 				batch = append(batch, s)
 			}
-			if err := c.fstore.SaveFrontier(batch); err != nil && firstErr == nil {
-				firstErr = fmt.Errorf("crawl: save frontier: %w", err)
+			if err := c.fstore.SaveFrontier(batch); err != nil {
+				c.queue.putBack(nil, states)
+				c.storeFailed(fmt.Errorf("crawl: save frontier: %w", err))
+				return
 			}
 		}
+		c.storeOK()
 	}
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
@@ -179,7 +200,42 @@ func (c *Crawler) persister() error {
 			if events, states, _ := c.queue.take(); len(events)+len(states) > 0 {
 				flush(events, states)
 			}
-			return firstErr
+			if n := c.queue.backlog(); n > 0 {
+				return fmt.Errorf("%w (%d events not stored)", c.lastStoreErr(), n)
+			}
+			return nil
 		}
 	}
+}
+
+// storeFailed notes a failed write: logged when a run of failures starts,
+// counted as the "store" error kind every time.
+func (c *Crawler) storeFailed(err error) {
+	c.errMu.Lock()
+	first := c.storeErr == nil
+	c.storeErr = err
+	c.errs["store"]++
+	c.errMu.Unlock()
+	if first {
+		c.cfg.Logger.Error("the store refuses writes; polling pauses once the backlog is full", "err", err)
+	}
+}
+
+func (c *Crawler) storeOK() {
+	c.errMu.Lock()
+	recovered := c.storeErr != nil
+	c.storeErr = nil
+	c.errMu.Unlock()
+	if recovered {
+		c.cfg.Logger.Info("the store takes writes again")
+	}
+}
+
+func (c *Crawler) lastStoreErr() error {
+	c.errMu.Lock()
+	defer c.errMu.Unlock()
+	if c.storeErr == nil {
+		return errors.New("crawl: the store took no writes")
+	}
+	return c.storeErr
 }

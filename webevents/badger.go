@@ -35,6 +35,11 @@ type BadgerOptions struct {
 	// 32 MiB. 16 MiB halves that memory but merges about 25% slower
 	// (docs/performance.md).
 	MemTableSize int64
+	// MinFreeBytes is the free disk space below which writes are refused
+	// with ErrNoSpace; 0 means room for a new value log and memtable log
+	// as Badger maps them, and 16 MiB (208 MiB with the defaults);
+	// negative means never.
+	MinFreeBytes int64
 }
 
 // ErrInUse is wrapped by OpenBadger's error when another process has the
@@ -60,6 +65,7 @@ type BadgerStore struct {
 	now   func() time.Time
 	stop  context.CancelFunc
 	done  chan struct{}
+	space *spaceGuard // refuses writes on a nearly full disk (space.go)
 }
 
 // OpenBadger opens or creates a store in dir.
@@ -102,6 +108,17 @@ func OpenBadger(dir string, o BadgerOptions) (*BadgerStore, error) {
 		return nil, fmt.Errorf("webevents: open store %s: %w", dir, err)
 	}
 	s := &BadgerStore{db: db, lock: lock, now: time.Now, done: make(chan struct{})}
+	if need := o.MinFreeBytes; !o.InMemory && need >= 0 {
+		if need == 0 {
+			// Badger maps a value log at twice its file size and a
+			// memtable's log at twice the memtable.
+			need = 2*opts.ValueLogFileSize + 2*mt + 16<<20
+		}
+		s.space = newSpaceGuard(dir, uint64(need))
+		if err := s.space.check(); err != nil && !errors.Is(err, ErrNoSpace) {
+			lg.Warn("cannot back the store's mapped files", "err", err)
+		}
+	}
 	if s.id, err = s.loadID(); err == nil {
 		err = s.openGeneration()
 	}
@@ -422,6 +439,9 @@ func (s *BadgerStore) Record(events []Event) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.space.check(); err != nil {
+		return err
+	}
 	w := s.newWriter()
 	defer func() { w.txn.Discard() }()
 	for i := range events {
@@ -455,6 +475,9 @@ func (s *BadgerStore) Merge(events []Event, c *Cursor) (MergeResult, error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.space.check(); err != nil {
+		return MergeResult{}, err
+	}
 	// Every read of this call is made at the state before it: the
 	// resolver's pending map holds every state this call has written and is
 	// consulted first, and Badger would make a read opened later wait for

@@ -2,6 +2,7 @@ package webevents_test
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/cocrawl/cocrawl/webevents"
 	"github.com/cocrawl/cocrawl/webevents/storetest"
@@ -25,6 +27,10 @@ func crashEvent(i int) webevents.Event {
 func TestMain(m *testing.M) {
 	if dir := os.Getenv(crashEnv); dir != "" {
 		crashWriter(dir)
+		return
+	}
+	if dir := os.Getenv(fullDiskEnv); dir != "" {
+		fullDiskWriter(dir)
 		return
 	}
 	os.Exit(m.Run())
@@ -155,4 +161,37 @@ func TestSIGKILL(t *testing.T) {
 		t.Fatalf("logged %d < acknowledged %d", logged, acked+1)
 	}
 	t.Logf("acknowledged %d events before SIGKILL, %d found after reopen", acked+1, logged)
+}
+
+const fullDiskEnv = "COCRAWL_FULL_DISK_WRITER_DIR"
+
+// fullDiskWriter writes batches for ever into a store in dir, printing
+// "ok N" after each stored batch and "refused" when the store refuses one
+// for want of space; a SIGBUS would kill it instead.
+func fullDiskWriter(dir string) {
+	s, err := webevents.OpenBadger(dir, webevents.BadgerOptions{MemTableSize: 8 << 20})
+	if err != nil {
+		fmt.Println("error", err)
+		os.Exit(1)
+	}
+	out := bufio.NewWriter(os.Stdout)
+	for i := 0; ; i++ {
+		batch := make([]webevents.Event, 0, 500)
+		for j := range 500 {
+			e := crashEvent(i*500 + j)
+			e.ETag = `"` + strings.Repeat("e", 400) + `"` // fill faster
+			batch = append(batch, e)
+		}
+		err := s.Record(batch)
+		switch {
+		case err == nil:
+			fmt.Fprintln(out, "ok", i)
+		case errors.Is(err, webevents.ErrNoSpace):
+			fmt.Fprintln(out, "refused")
+			time.Sleep(50 * time.Millisecond)
+		default:
+			fmt.Fprintln(out, "error", err)
+		}
+		out.Flush()
+	}
 }

@@ -83,6 +83,7 @@ func cursorKey(peer string) []byte { return append(append([]byte{}, prefixCursor
 type Table struct {
 	db     *badger.DB
 	prefix []byte
+	space  *spaceGuard // the store's: writes refused on a nearly full disk
 }
 
 // Entry is one key and value of a Table.
@@ -96,7 +97,7 @@ type Entry struct {
 func (s *BadgerStore) Table(name TableName) *Table {
 	for _, t := range tables {
 		if t == name {
-			return &Table{db: s.db, prefix: []byte(name)}
+			return &Table{db: s.db, prefix: []byte(name), space: s.space}
 		}
 	}
 	panic(fmt.Sprintf("webevents: table %q is not declared in keyspace.go", name))
@@ -123,6 +124,9 @@ func (t *Table) Each(fn func(key string, value []byte) error) error {
 // is one transaction; more go through a write batch, which may commit in
 // several transactions.
 func (t *Table) Put(entries ...Entry) error {
+	if err := t.space.check(); err != nil {
+		return err
+	}
 	key := func(k string) []byte { return append(append([]byte{}, t.prefix...), k...) }
 	if len(entries) == 1 {
 		return t.db.Update(func(txn *badger.Txn) error { return txn.Set(key(entries[0].Key), entries[0].Value) })
