@@ -3,6 +3,7 @@ package crawl
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -137,4 +138,42 @@ func TestEventsSurviveAFullDisk(t *testing.T) {
 		st.Current(func(webevents.Event) error { n++; return nil })
 		return int64(n) >= created
 	})
+}
+
+// Issue 18, item 11: URLs long gone leave the frontier and its store;
+// recent ones and live ones stay.
+func TestForgetGone(t *testing.T) {
+	now := time.Now()
+	fs := &MemFrontier{}
+	old := now.Add(-60 * 24 * time.Hour).UnixMilli()
+	states := []URLState{
+		{URL: "http://a.example/gone-long", Gone: true, HostNext: old},
+		{URL: "http://a.example/gone-lately", Gone: true, HostNext: now.UnixMilli()},
+		{URL: "http://a.example/live", HostNext: old, Due: now},
+	}
+	if err := fs.SaveFrontier(states); err != nil {
+		t.Fatal(err)
+	}
+	c, err := New(Config{Seeds: []string{"http://a.example/"}, CID: testCID}, webevents.NewMemStore(), fs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Load(); err != nil {
+		t.Fatal(err)
+	}
+	n, err := c.ForgetGone(now.Add(-30 * 24 * time.Hour))
+	if err != nil || n != 1 {
+		t.Fatalf("forgot %d, %v; want 1", n, err)
+	}
+	var kept []string
+	fs.LoadFrontier(func(s URLState) error { kept = append(kept, s.URL); return nil })
+	if len(kept) != 2 || slices.Contains(kept, "http://a.example/gone-long") {
+		t.Fatalf("frontier store keeps %v", kept)
+	}
+	c.mu.Lock()
+	_, inMemory := c.f.urls["http://a.example/gone-long"]
+	c.mu.Unlock()
+	if inMemory {
+		t.Fatal("the frontier still holds a URL gone for 60 days")
+	}
 }

@@ -489,3 +489,28 @@ func (c *Crawler) Stats() Stats {
 		Stalled: c.stalled.Load(),
 	}
 }
+
+// ForgetGone drops from the frontier, and its store, the URLs found gone
+// (404, 410) whose last poll was before before: retention. A link to one
+// later adds it again as new. It returns how many went.
+func (c *Crawler) ForgetGone(before time.Time) (int, error) {
+	c.mu.Lock()
+	var urls []string
+	for u, st := range c.f.urls {
+		if st.Gone && st.qi == 0 && st.HostNext > 0 && st.HostNext < before.UnixMilli() {
+			urls = append(urls, u)
+			delete(c.f.urls, u)
+			if h := c.f.hosts[hostKey(u)]; h != nil {
+				h.known--
+			}
+		}
+	}
+	c.mu.Unlock()
+	if len(urls) == 0 {
+		return 0, nil
+	}
+	if err := c.fstore.DeleteFrontier(urls); err != nil {
+		return 0, fmt.Errorf("crawl: forget gone URLs: %w", err)
+	}
+	return len(urls), nil
+}

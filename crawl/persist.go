@@ -16,6 +16,8 @@ type FrontierStore interface {
 	LoadFrontier(fn func(URLState) error) error
 	// SaveFrontier writes the given states, replacing older ones.
 	SaveFrontier(states []URLState) error
+	// DeleteFrontier removes the states of urls.
+	DeleteFrontier(urls []string) error
 }
 
 // StoredFrontier keeps the frontier in a table of the peer's store (a
@@ -30,6 +32,8 @@ func (f StoredFrontier) json() webevents.JSONTable[URLState] {
 func (f StoredFrontier) LoadFrontier(fn func(URLState) error) error { return f.json().Each(fn) }
 
 func (f StoredFrontier) SaveFrontier(states []URLState) error { return f.json().Put(states...) }
+
+func (f StoredFrontier) DeleteFrontier(urls []string) error { return f.Table.Delete(urls...) }
 
 // MemFrontier is a FrontierStore in memory, for tests.
 type MemFrontier struct {
@@ -48,6 +52,15 @@ func (m *MemFrontier) LoadFrontier(fn func(URLState) error) error {
 		if err := fn(s); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+func (m *MemFrontier) DeleteFrontier(urls []string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, u := range urls {
+		delete(m.m, u)
 	}
 	return nil
 }

@@ -617,8 +617,13 @@ func (p *Peer) retain(ctx context.Context) {
 		from := webevents.Today(time.Now()) - int64(keep) + 1
 		if x, err := p.stores.Events.Expire(from); err != nil {
 			p.log.Error("retention", "err", err)
-		} else if x.Days+x.URLs > 0 {
-			p.log.Info("retention", "days", x.Days, "records", x.Records, "deleted_urls", x.URLs, "kept_from_day", from)
+		} else if x.Days+x.URLs+x.Cursors > 0 {
+			p.log.Info("retention", "days", x.Days, "records", x.Records, "deleted_urls", x.URLs, "cursors", x.Cursors, "kept_from_day", from)
+		}
+		if n, err := p.crawler.ForgetGone(time.Unix(webevents.DayStart(from), 0)); err != nil {
+			p.log.Error("retention", "err", err)
+		} else if n > 0 {
+			p.log.Info("retention: gone URLs forgotten by the frontier", "urls", n)
 		}
 		select {
 		case <-ctx.Done():

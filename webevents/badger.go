@@ -780,7 +780,7 @@ func (s *BadgerStore) Expire(keepFrom int64) (Expired, error) {
 		}
 	}
 	x.Days, x.Records = len(days), records
-	// Long-deleted URLs: a scan of the current states.
+	// Long-deleted URLs and cursors of peers long gone: scans.
 	cut := DayStart(keepFrom)
 	var gone [][]byte
 	err = s.db.View(func(txn *badger.Txn) error {
@@ -803,6 +803,25 @@ func (s *BadgerStore) Expire(keepFrom int64) (Expired, error) {
 	if err != nil {
 		return x, fmt.Errorf("webevents: expire URLs: %w", err)
 	}
+	x.URLs = len(gone)
+	err = s.db.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefixCursor, PrefetchValues: true})
+		defer it.Close()
+		for it.Rewind(); it.Valid(); it.Next() {
+			var c Cursor
+			if err := it.Item().Value(func(v []byte) error { return json.Unmarshal(v, &c) }); err != nil {
+				return err
+			}
+			if c.Updated.Unix() < cut {
+				gone = append(gone, it.Item().KeyCopy(nil))
+				x.Cursors++
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return x, fmt.Errorf("webevents: expire cursors: %w", err)
+	}
 	wb := s.db.NewWriteBatch()
 	defer wb.Cancel()
 	for _, k := range gone {
@@ -813,7 +832,6 @@ func (s *BadgerStore) Expire(keepFrom int64) (Expired, error) {
 	if err := wb.Flush(); err != nil {
 		return x, fmt.Errorf("webevents: expire URLs: %w", err)
 	}
-	x.URLs = len(gone)
 	return x, nil
 }
 

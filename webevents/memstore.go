@@ -211,6 +211,12 @@ func (s *MemStore) Expire(keepFrom int64) (Expired, error) {
 			x.URLs++
 		}
 	}
+	for p, c := range s.cursors {
+		if c.Updated.Unix() < cut {
+			delete(s.cursors, p)
+			x.Cursors++
+		}
+	}
 	return x, nil
 }
 

@@ -35,9 +35,11 @@ type Store interface {
 	// text ends after byte from of the day file, and the entry's offset.
 	ReadDay(day int64, from int64, fn func(offset int64, e Event) error) error
 	// Expire drops what is older than day keepFrom: the logs of earlier
-	// days (their day files are no longer served) and the current states
-	// of URLs deleted before it (long gone; a later poll or merge of them
-	// starts afresh). It is retention: without it a store grows for ever.
+	// days (their day files are no longer served), the current states of
+	// URLs deleted before it (long gone; a later poll or merge of them
+	// starts afresh) and the cursors of peers not merged from since (a
+	// peer back after that long starts as a first merge). It is retention:
+	// without it a store grows for ever.
 	Expire(keepFrom int64) (Expired, error)
 	// Close flushes and closes the store.
 	Close() error
@@ -48,6 +50,7 @@ type Expired struct {
 	Days    int   // day logs
 	Records int64 // their entries
 	URLs    int   // current states of long-deleted URLs
+	Cursors int   // cursors of peers not merged from since
 }
 
 // DayInfo describes one day's log.

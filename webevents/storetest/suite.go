@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/cocrawl/cocrawl/webevents"
 )
@@ -351,10 +352,22 @@ func testExpire(t *testing.T, s webevents.Store) {
 			Ev(fmt.Sprintf("gone%d", d), webevents.Delete, 800000000, "me:1 Me", d),
 		}))
 	}
+	old := webevents.Cursor{Peer: "http://gone.example/robots.shr", LastDay: Day0, Updated: time.Unix(webevents.DayStart(Day0)+60, 0)}
+	recent := webevents.Cursor{Peer: "http://here.example/robots.shr", LastDay: Day0 + 3, Updated: time.Unix(webevents.DayStart(Day0+3)+60, 0)}
+	for _, c := range []webevents.Cursor{old, recent} {
+		_, err := s.Merge(nil, &c)
+		must(t, err)
+	}
 	x, err := s.Expire(Day0 + 2)
 	must(t, err)
-	if x.Days != 2 || x.Records != 4 || x.URLs != 2 {
-		t.Fatalf("expired %+v, want 2 days, 4 records, 2 URLs", x)
+	if x.Days != 2 || x.Records != 4 || x.URLs != 2 || x.Cursors != 1 {
+		t.Fatalf("expired %+v, want 2 days, 4 records, 2 URLs, 1 cursor", x)
+	}
+	if _, ok, _ := s.Cursor(old.Peer); ok {
+		t.Error("the cursor of a peer not merged from since the cut was kept")
+	}
+	if _, ok, _ := s.Cursor(recent.Peer); !ok {
+		t.Error("a recent cursor was dropped")
 	}
 	for d := int64(0); d < 4; d++ {
 		_, ok, err := s.DayInfo(Day0 + d)
