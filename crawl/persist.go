@@ -244,6 +244,14 @@ func (c *Crawler) storeOK() {
 	}
 }
 
+// StoreError is the error of the store's last failed write while writes
+// still fail (a full disk), nil once one succeeds.
+func (c *Crawler) StoreError() error {
+	c.errMu.Lock()
+	defer c.errMu.Unlock()
+	return c.storeErr
+}
+
 func (c *Crawler) lastStoreErr() error {
 	c.errMu.Lock()
 	defer c.errMu.Unlock()

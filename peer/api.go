@@ -103,6 +103,11 @@ func (p *Peer) Status(history bool) Status {
 	p.storeMu.Lock()
 	st.StoreFailures, st.StoreError, st.StoreFailedAt = p.storeFailures, p.storeErr, p.storeFailedAt
 	p.storeMu.Unlock()
+	cs := p.crawler.Stats()
+	st.StoreFailures += cs.Errors["store"] // the crawler's writes of what it polled
+	if err := p.crawler.StoreError(); err != nil {
+		st.StoreError, st.StoreFailedAt = err.Error(), now
+	}
 	if history {
 		p.histMu.Lock()
 		st.History = append([]Sample(nil), p.history...)
