@@ -265,3 +265,40 @@ func TestRetention(t *testing.T) {
 		t.Error("a live URL polled 40 days ago was dropped")
 	}
 }
+
+// Issue 18, item 3: a libp2p stream that opens an HTTP request and sends
+// nothing is cut off after the header timeout, as on TCP.
+func TestP2PStreamHeaderTimeout(t *testing.T) {
+	p2pHeaderTimeout = 300 * time.Millisecond
+	defer func() { p2pHeaderTimeout = 10 * time.Second }()
+	node := func() *p2pNode {
+		n, err := newP2PNode(P2PConfig{KeyFile: filepath.Join(t.TempDir(), "k"), NoDHT: true, AllowPrivate: true,
+			ListenAddrs: []string{"/ip4/127.0.0.1/tcp/0"}}, http.NotFoundHandler(), slog.Default())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { n.close() })
+		return n
+	}
+	server, client := node(), node()
+	time.Sleep(100 * time.Millisecond) // the server's HTTP handler is registered by its Serve
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := client.host.Connect(ctx, peer.AddrInfo{ID: server.host.ID(), Addrs: server.host.Addrs()}); err != nil {
+		t.Fatal(err)
+	}
+	s, err := client.host.NewStream(ctx, server.host.ID(), "/http/1.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.Write([]byte("GET / HTTP/1.1\r\n")); err != nil { // and never the rest
+		t.Fatal(err)
+	}
+	_ = s.SetReadDeadline(time.Now().Add(3 * time.Second))
+	start := time.Now()
+	n, err := s.Read(make([]byte, 512)) // an error answer, or the stream's end
+	if held := time.Since(start); held > 2*time.Second {
+		t.Fatalf("a stream sending half a request was held %v (%d bytes, %v)", held, n, err)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/libp2p/go-libp2p/core/network"
 	"log/slog"
 	"net"
 	"net/http"
@@ -254,7 +255,7 @@ func newP2PNode(cfg P2PConfig, share http.Handler, lg *slog.Logger) (*p2pNode, e
 		return nil, fmt.Errorf("peer: libp2p host: %w", err)
 	}
 	n := &p2pNode{cfg: cfg, host: h, log: lg, bw: bw, clients: map[peer.ID]*http.Client{}, serveDone: make(chan struct{})}
-	n.http = &libp2phttp.Host{StreamHost: h}
+	n.http = &libp2phttp.Host{StreamHost: headerDeadlineHost{h}}
 	n.http.SetHTTPHandlerAtPath(ShareProtocol, "/", withDeadlines(share))
 	go func() {
 		defer close(n.serveDone)
@@ -509,5 +510,22 @@ func withDeadlines(h http.Handler) http.Handler {
 		_ = rc.SetReadDeadline(now.Add(cprotocol.DefaultTimeouts.Read))
 		_ = rc.SetWriteDeadline(now.Add(cprotocol.DefaultTimeouts.Write))
 		h.ServeHTTP(w, r)
+	})
+}
+
+// p2pHeaderTimeout bounds how long a libp2p stream may take to send its
+// request's headers (libp2phttp's server sets no such limit).
+var p2pHeaderTimeout = 10 * time.Second
+
+// headerDeadlineHost gives every incoming stream a read deadline before
+// the HTTP server reads the request from it, as ReadHeaderTimeout does on
+// TCP: a stream that trickles or sends nothing is cut off. withDeadlines
+// sets the request's own limits once its headers are in.
+type headerDeadlineHost struct{ host.Host }
+
+func (d headerDeadlineHost) SetStreamHandler(pid protocol.ID, h network.StreamHandler) {
+	d.Host.SetStreamHandler(pid, func(s network.Stream) {
+		_ = s.SetReadDeadline(time.Now().Add(p2pHeaderTimeout))
+		h(s)
 	})
 }
