@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/libp2p/go-libp2p/core/network"
 	"github.com/libp2p/go-libp2p/core/peer"
 
 	"github.com/cocrawl/cocrawl/crawl"
@@ -281,13 +282,18 @@ func TestP2PStreamHeaderTimeout(t *testing.T) {
 		return n
 	}
 	server, client := node(), node()
-	time.Sleep(100 * time.Millisecond) // the server's HTTP handler is registered by its Serve
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := client.host.Connect(ctx, peer.AddrInfo{ID: server.host.ID(), Addrs: server.host.Addrs()}); err != nil {
 		t.Fatal(err)
 	}
-	s, err := client.host.NewStream(ctx, server.host.ID(), "/http/1.1")
+	// The server's HTTP handler is registered by its Serve, which runs on
+	// its own goroutine: retry until it is.
+	var s network.Stream
+	var err error
+	for s, err = client.host.NewStream(ctx, server.host.ID(), "/http/1.1"); err != nil && ctx.Err() == nil; s, err = client.host.NewStream(ctx, server.host.ID(), "/http/1.1") {
+		time.Sleep(50 * time.Millisecond)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -216,7 +216,7 @@ func TestServerDropsSlowloris(t *testing.T) {
 // share it gets 503 while another client is still served.
 func TestStreamsPerClient(t *testing.T) {
 	st := webevents.NewMemStore()
-	st.Record(dayEvents(testDay, 60_000, 0)) // about 8 MB: a client that reads nothing holds its stream
+	st.Record(dayEvents(testDay, 200_000, 0)) // about 27 MB: more than socket buffers hold, so a client that reads nothing holds its stream
 	srv, err := NewServer(st, ServerOptions{MaxStreams: 8, MaxStreamsPerClient: 1,
 		ClientKey: func(r *http.Request) string { return r.Header.Get("X-Client") }})
 	if err != nil {
@@ -252,13 +252,18 @@ func TestStreamsPerClient(t *testing.T) {
 	}
 }
 
-// slowStore blocks reading a day until released.
+// slowStore blocks reading a day until released, and says when a read
+// has begun.
 type slowStore struct {
 	*webevents.MemStore
-	release chan struct{}
+	release, reading chan struct{}
 }
 
 func (s slowStore) ReadDay(day, from int64, fn func(int64, webevents.Event) error) error {
+	select {
+	case s.reading <- struct{}{}:
+	default:
+	}
 	<-s.release
 	return s.MemStore.ReadDay(day, from, fn)
 }
@@ -266,7 +271,7 @@ func (s slowStore) ReadDay(day, from int64, fn func(int64, webevents.Event) erro
 // Issue 18, item 13 (in part): the owner of the store can wait for every
 // request still being served before it closes the store.
 func TestServerWaitsForRequests(t *testing.T) {
-	st := slowStore{webevents.NewMemStore(), make(chan struct{})}
+	st := slowStore{webevents.NewMemStore(), make(chan struct{}), make(chan struct{}, 1)}
 	st.Record(dayEvents(testDay, 3, 0))
 	srv, err := NewServer(st, ServerOptions{})
 	if err != nil {
@@ -279,7 +284,7 @@ func TestServerWaitsForRequests(t *testing.T) {
 			resp.Body.Close()
 		}
 	}()
-	time.Sleep(100 * time.Millisecond) // the request is in the store
+	<-st.reading // the request is in the store
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
 	if err := srv.Wait(ctx); err == nil {
