@@ -17,12 +17,13 @@ import (
 //     λ = −ln((N−X+½)/(N+½)) / Ī, with Ī the mean interval between visits.
 //
 // X counts the visits that found a change among N. It takes 16 bytes per
-// URL. Not used for scheduling yet (issue 19 builds on it).
+// URL, kept with the URL's state; revisits are not scheduled by it yet
+// (issue 19 builds on it).
 type changeRate struct {
-	visits  uint32  // N: visits after the first
-	changes uint32  // X: those that found a change
-	watched float32 // seconds between visits, summed
-	still   float32 // seconds without a change by Last-Modified, summed; <0 once a visit lacked it
+	Visits  uint32  `json:"n,omitempty"` // N: visits after the first
+	Changes uint32  `json:"x,omitempty"` // X: those that found a change
+	Watched float32 `json:"w,omitempty"` // seconds between visits, summed
+	Still   float32 `json:"t,omitempty"` // seconds without a change by Last-Modified, summed; <0 once a visit lacked it
 }
 
 // observe adds a visit interval after the previous visit. changed says
@@ -33,43 +34,60 @@ func (r *changeRate) observe(interval time.Duration, changed bool, sinceModified
 		return
 	}
 	iv := interval.Seconds()
-	r.visits++
-	r.watched += float32(iv)
+	r.Visits++
+	r.Watched += float32(iv)
 	if changed {
-		r.changes++
+		r.Changes++
 	}
 	switch {
-	case r.still < 0:
+	case r.Still < 0:
 	case !haveLM || sinceModified < 0:
-		r.still = -1 // the exposure form needs every visit's date
+		r.Still = -1 // the exposure form needs every visit's date
 	case changed:
-		r.still += float32(min(sinceModified.Seconds(), iv))
+		r.Still += float32(min(sinceModified.Seconds(), iv))
 	default:
-		r.still += float32(iv)
+		r.Still += float32(iv)
 	}
 }
 
 // rate returns the estimated changes per second; ok is false before two
 // visits.
 func (r *changeRate) rate() (float64, bool) {
-	n, x := float64(r.visits), float64(r.changes)
-	if r.visits < 2 || r.watched <= 0 {
+	n, x := float64(r.Visits), float64(r.Changes)
+	if r.Visits < 2 || r.Watched <= 0 {
 		return 0, false
 	}
 	if x == 0 {
 		// No change seen: half a change over the time watched, a bound
 		// rather than a guess of zero.
-		return 0.5 / float64(r.watched), true
+		return 0.5 / float64(r.Watched), true
 	}
-	if r.still > 0 {
+	if r.Still > 0 {
 		lm := x - 1
 		if x < n {
 			lm -= x / (n * math.Log(1-x/n))
 		}
 		if lm > 0 {
-			return lm / float64(r.still), true
+			return lm / float64(r.Still), true
 		}
 	}
-	mean := float64(r.watched) / n
+	mean := float64(r.Watched) / n
 	return -math.Log((n-x+0.5)/(n+0.5)) / mean, true
+}
+
+// observeRate feeds a successful poll to the URL's change-rate estimate:
+// the interval since the crawler's previous look, whether the poll found
+// a change, and the page's Last-Modified if it sent one. c.mu held.
+func (c *Crawler) observeRate(st *URLState, res *Result, changed bool) {
+	now := res.End.UnixMilli()
+	if st.Seen > 0 && now > st.Seen {
+		since := time.Duration(-1)
+		if !res.LastModified.IsZero() {
+			// An HTTP date is cut to the second: the change came half a
+			// second after it on average.
+			since = max(0, res.End.Sub(res.LastModified)-500*time.Millisecond)
+		}
+		st.Rate.observe(time.Duration(now-st.Seen)*time.Millisecond, changed, since, !res.LastModified.IsZero())
+	}
+	st.Seen = now
 }

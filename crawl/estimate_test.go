@@ -1,11 +1,15 @@
 package crawl
 
 import (
+	"context"
 	"math"
 	"math/rand/v2"
 	"testing"
 	"time"
 	"unsafe"
+
+	"github.com/cocrawl/cocrawl/internal/testweb"
+	"github.com/cocrawl/cocrawl/webevents"
 )
 
 // simulateVisits returns the estimate of a page changing at rate lambda
@@ -77,3 +81,42 @@ func TestChangeRateIsCompact(t *testing.T) {
 }
 
 func unsafeSizeof(r changeRate) uintptr { return unsafe.Sizeof(r) }
+
+// The crawler feeds each URL's estimate from its polls: on a web whose
+// pages change at a known rate, the mean estimate over its pages comes
+// near it.
+func TestCrawlEstimatesChangeRates(t *testing.T) {
+	const rate = 0.5 // changes per page per second
+	w, err := testweb.Start(testweb.Config{Hosts: 3, PagesPerHost: 20, UpdateRate: rate, Seed: 11})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go w.Run(ctx)
+	cfg := testConfig(w)
+	cfg.MinDelay, cfg.RevisitMin, cfg.RevisitMax = 2*time.Millisecond, 400*time.Millisecond, 800*time.Millisecond
+	c := startCrawler(t, cfg, webevents.NewMemStore(), &MemFrontier{})
+	var mean float64
+	waitFor(t, 20*time.Second, "estimates from 8 visits a page", func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		sum, n := 0.0, 0
+		for _, st := range c.f.urls {
+			if r, ok := st.Rate.rate(); ok && st.Rate.Visits >= 8 {
+				sum += r
+				n++
+			}
+		}
+		if n < 40 {
+			return false
+		}
+		mean = sum / float64(n)
+		return true
+	})
+	t.Logf("mean estimate %.3f changes/s for a true rate of %.3f", mean, rate)
+	if mean < 0.7*rate || mean > 1.3*rate {
+		t.Errorf("mean estimate %.3f changes/s, true rate %.3f", mean, rate)
+	}
+}

@@ -25,6 +25,10 @@ type URLState struct {
 	// be asked (Unix ms): after a restart the host waits until the latest
 	// of its URLs' HostNext, so the delay holds across restarts.
 	HostNext int64 `json:"hn,omitempty"`
+	// Seen is when this crawler last looked at the URL (Unix ms), and
+	// Rate what its looks have shown of how often it changes.
+	Seen int64      `json:"s,omitempty"`
+	Rate changeRate `json:"cr,omitzero"`
 
 	qi       int  // 1 + position in its host's queue; 0 when not queued (being polled, gone)
 	checking bool // Recheck asked for a poll: hints do not put it off
