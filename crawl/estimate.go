@@ -91,3 +91,19 @@ func (c *Crawler) observeRate(st *URLState, res *Result, changed bool) {
 	}
 	st.Seen = now
 }
+
+// observeHint feeds a trusted observation at seen to the estimate: a
+// change if changed falls after the previous look, and changed as the
+// page's Last-Modified. c.mu held.
+func (c *Crawler) observeHint(st *URLState, seen, changed time.Time) {
+	now := seen.UnixMilli()
+	if st.Seen > 0 && now > st.Seen {
+		prev := time.UnixMilli(st.Seen)
+		since := time.Duration(-1)
+		if !changed.IsZero() {
+			since = max(0, seen.Sub(changed))
+		}
+		st.Rate.observe(seen.Sub(prev), !changed.IsZero() && changed.After(prev), since, !changed.IsZero())
+	}
+	st.Seen = now
+}

@@ -120,3 +120,32 @@ func TestCrawlEstimatesChangeRates(t *testing.T) {
 		t.Errorf("mean estimate %.3f changes/s, true rate %.3f", mean, rate)
 	}
 }
+
+// A trusted peer's observation counts as a visit in the estimate; an
+// untrusted one only moves the due time.
+func TestObservedHintsFeedTheEstimate(t *testing.T) {
+	c, err := New(Config{Seeds: []string{"http://a.example/"}, CID: testCID}, webevents.NewMemStore(), &MemFrontier{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer c.Stop()
+	u := "http://a.example/"
+	now := time.Now()
+	c.mu.Lock()
+	st := c.f.urls[u]
+	st.Seen, st.Polls, st.Due, st.Interval = now.Add(-time.Hour).UnixMilli(), 1, now.Add(time.Hour), 2*time.Hour
+	c.mu.Unlock()
+	c.Hint(Hint{URL: u, Seen: now.Add(-30 * time.Minute), Changed: now.Add(-40 * time.Minute)})
+	c.mu.Lock()
+	untrusted := st.Rate.Visits
+	c.mu.Unlock()
+	c.Hint(Hint{URL: u, Seen: now.Add(-20 * time.Minute), Changed: now.Add(-25 * time.Minute), Observed: true})
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if untrusted != 0 || st.Rate.Visits != 1 || st.Rate.Changes != 1 {
+		t.Fatalf("visits %d after an untrusted hint, then %d visits and %d changes", untrusted, st.Rate.Visits, st.Rate.Changes)
+	}
+}

@@ -18,6 +18,10 @@ type Hint struct {
 	// lastmod). Later than this crawler's last look, it makes the URL due
 	// now; zero: unknown.
 	Changed time.Time
+	// Observed says the hint is an observation this crawler trusts as its
+	// own (a record of a peer it vouches for): a visit at Seen also feeds
+	// the URL's change-rate estimate.
+	Observed bool
 }
 
 // Hint tells the frontier about a URL. A URL it does not know joins it when
@@ -60,6 +64,9 @@ func (c *Crawler) Hint(h Hint) bool {
 	case !seen.IsZero() && seen.After(look):
 		c.hinted.Add(1)
 		c.adapt(st, changedSince)
+		if h.Observed {
+			c.observeHint(st, seen, changed)
+		}
 		due = c.revisitAt(st, seen)
 		if changed.After(seen) {
 			due = now

@@ -251,9 +251,12 @@ func (p *Peer) onMerged(from string, batch []webevents.Event, res webevents.Merg
 	for _, u := range res.Polls[:min(len(res.Polls), maxViolationPolls)] {
 		p.crawler.Recheck(u)
 	}
+	// A vouched-for peer's polls count as this peer's own in the change-
+	// rate estimates too (issue 19); the others only move due times.
+	vouched := p.peers.vouches(from, &p.checks.cfg)
 	for i := range batch {
 		e := &batch[i]
-		h := crawl.Hint{URL: e.URL, Seen: time.Unix(e.LPD, 0)}
+		h := crawl.Hint{URL: e.URL, Seen: time.Unix(e.LPD, 0), Observed: vouched}
 		if e.Stat != webevents.Delete {
 			h.Changed = time.Unix(e.LMD, 0)
 		}
