@@ -107,3 +107,54 @@ func (c *Crawler) observeHint(st *URLState, seen, changed time.Time) {
 	}
 	st.Seen = now
 }
+
+// RateStats sums up the frontier's change-rate estimates: how many URLs
+// fall in each band of estimated changes per day, how many have none yet,
+// and the freshness their present revisit intervals should give,
+// (1 − e^(−λI)) / (λI) averaged over the URLs with an estimate (Cho and
+// Garcia-Molina's freshness of a Poisson page revisited every I).
+type RateStats struct {
+	PerDay            map[string]int `json:"per_day"` // band of changes per day: URLs
+	Unknown           int            `json:"unknown"`
+	ExpectedFreshness float64        `json:"expected_freshness"`
+}
+
+// rateBands are the bands of RateStats.PerDay, in changes per day.
+var rateBands = []struct {
+	name  string
+	below float64
+}{{"<0.1", 0.1}, {"0.1-1", 1}, {"1-10", 10}, {"10-100", 100}, {">=100", math.Inf(1)}}
+
+// RateStats walks the frontier (O(URLs)); callers cache it.
+func (c *Crawler) RateStats() RateStats {
+	s := RateStats{PerDay: map[string]int{}}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var fresh float64
+	n := 0
+	for _, st := range c.f.urls {
+		if st.Gone {
+			continue
+		}
+		r, ok := st.Rate.rate()
+		if !ok {
+			s.Unknown++
+			continue
+		}
+		perDay := r * 86400
+		for _, b := range rateBands {
+			if perDay < b.below {
+				s.PerDay[b.name]++
+				break
+			}
+		}
+		if x := r * st.Interval.Seconds(); x > 0 {
+			fresh += (1 - math.Exp(-x)) / x
+			n++
+		}
+	}
+	if n > 0 {
+		s.ExpectedFreshness = fresh / float64(n)
+	}
+	return s
+}

@@ -149,3 +149,33 @@ func TestObservedHintsFeedTheEstimate(t *testing.T) {
 		t.Fatalf("visits %d after an untrusted hint, then %d visits and %d changes", untrusted, st.Rate.Visits, st.Rate.Changes)
 	}
 }
+
+func TestRateStats(t *testing.T) {
+	c, err := New(Config{Seeds: []string{"http://a.example/"}, CID: testCID}, webevents.NewMemStore(), &MemFrontier{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Load(); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	c.mu.Lock()
+	c.addURL("http://a.example/", 0, now)
+	c.addURL("http://a.example/b", 1, now)
+	for _, u := range []string{"http://a.example/", "http://a.example/b"} {
+		st := c.f.urls[u]
+		st.Interval = time.Hour
+		for range 10 { // a change every other hour: 12 a day
+			st.Rate.observe(time.Hour, st.Rate.Visits%2 == 0, -1, false)
+		}
+	}
+	c.addURL("http://a.example/c", 1, now)
+	c.mu.Unlock()
+	s := c.RateStats()
+	if s.PerDay["10-100"] != 2 || s.Unknown != 1 {
+		t.Fatalf("rate stats %+v", s)
+	}
+	if s.ExpectedFreshness < 0.6 || s.ExpectedFreshness > 0.8 { // λI ≈ 0.6: (1-e^-0.6)/0.6 ≈ 0.75
+		t.Errorf("expected freshness %.3f", s.ExpectedFreshness)
+	}
+}

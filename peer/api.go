@@ -2,6 +2,7 @@ package peer
 
 import (
 	"encoding/json"
+	"github.com/cocrawl/cocrawl/crawl"
 	"net/http"
 	"sort"
 	"time"
@@ -63,6 +64,10 @@ type Status struct {
 	StoreFailures int64     `json:"store_failures"`
 	StoreError    string    `json:"store_error,omitempty"`
 	StoreFailedAt time.Time `json:"store_failed_at,omitzero"`
+	// ChangeRates sums up the frontier's change-rate estimates (bands of
+	// changes per day, and the freshness the revisit intervals should
+	// give); recomputed every half minute.
+	ChangeRates crawl.RateStats `json:"change_rates"`
 
 	History []Sample `json:"history,omitempty"`
 }
@@ -103,6 +108,7 @@ func (p *Peer) Status(history bool) Status {
 	p.storeMu.Lock()
 	st.StoreFailures, st.StoreError, st.StoreFailedAt = p.storeFailures, p.storeErr, p.storeFailedAt
 	p.storeMu.Unlock()
+	st.ChangeRates = p.rateStats()
 	cs := p.crawler.Stats()
 	st.StoreFailures += cs.Errors["store"] // the crawler's writes of what it polled
 	if err := p.crawler.StoreError(); err != nil {
@@ -221,4 +227,14 @@ func (c peerCollector) Collect(ch chan<- prometheus.Metric) {
 	for k, v := range st.TimeAtRho {
 		ch <- prometheus.MustNewConstMetric(descTimeRho, prometheus.CounterValue, v, k)
 	}
+}
+
+// rateStats is the crawler's RateStats, walked at most every heldEvery.
+func (p *Peer) rateStats() crawl.RateStats {
+	p.heldMu.Lock()
+	defer p.heldMu.Unlock()
+	if p.rates.PerDay == nil || time.Since(p.ratesAt) >= heldEvery {
+		p.rates, p.ratesAt = p.crawler.RateStats(), time.Now()
+	}
+	return p.rates
 }

@@ -106,17 +106,20 @@ type Peer struct {
 	storeFailures int64
 	storeErr      string
 	storeFailedAt time.Time
-	cfg           Config
-	cid           string
-	stores        Stores
-	crawler       *crawl.Crawler
-	merger        protocol.Merger
-	share         *protocol.Server
-	peers         *peerSet
-	log           *slog.Logger
-	stats         *stats
-	metrics       *protocol.Metrics // the share server's and merge client's
-	started       time.Time
+	// the frontier's change-rate summary, cached (rateStats, under heldMu)
+	rates   crawl.RateStats
+	ratesAt time.Time
+	cfg     Config
+	cid     string
+	stores  Stores
+	crawler *crawl.Crawler
+	merger  protocol.Merger
+	share   *protocol.Server
+	peers   *peerSet
+	log     *slog.Logger
+	stats   *stats
+	metrics *protocol.Metrics // the share server's and merge client's
+	started time.Time
 
 	ctlMu   sync.Mutex
 	ctl     rho.Controller
