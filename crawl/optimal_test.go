@@ -1,0 +1,68 @@
+package crawl
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// The optimum against the other policies, on pages whose rates are spread
+// log-uniformly over three orders of magnitude: it spends the whole budget,
+// beats uniform revisits, which beat revisits proportional to the rate
+// (Cho and Garcia-Molina 2003), and leaves the fastest pages unvisited.
+func TestOptimalFrequencies(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	rates := make([]float64, 2000)
+	sum := 0.0
+	for i := range rates {
+		rates[i] = math.Pow(10, -3+3*rng.Float64()) // 0.001 to 1 changes per second
+		sum += rates[i]
+	}
+	for _, budget := range []float64{20, 100, 500} { // visits per second for 2,000 pages
+		freqs, opt := OptimalFrequencies(rates, budget)
+		spent, skipped := 0.0, 0
+		for _, f := range freqs {
+			spent += f
+			if f == 0 {
+				skipped++
+			}
+		}
+		if math.Abs(spent-budget) > 1e-6*budget {
+			t.Errorf("budget %g: spent %g", budget, spent)
+		}
+		uniform := make([]float64, len(rates))
+		proportional := make([]float64, len(rates))
+		for i, l := range rates {
+			uniform[i] = budget / float64(len(rates))
+			proportional[i] = budget * l / sum
+		}
+		u, p := meanFreshness(rates, uniform), meanFreshness(rates, proportional)
+		t.Logf("budget %g/s: optimum %.4f, uniform %.4f (%.3f of it), proportional %.4f (%.3f); %d pages never visited",
+			budget, opt, u, u/opt, p, p/opt, skipped)
+		if !(opt >= u && u >= p) {
+			t.Errorf("budget %g: optimum %.4f, uniform %.4f, proportional %.4f: want them in that order", budget, opt, u, p)
+		}
+		if budget == 20 && skipped == 0 {
+			t.Error("a tight budget visits every page, the fastest included")
+		}
+	}
+}
+
+// The Lagrange condition holds: every visited page has the same marginal
+// gain per visit.
+func TestOptimalMarginalsAreEqual(t *testing.T) {
+	rates := []float64{0.001, 0.01, 0.05, 0.2, 1, 5}
+	freqs, _ := OptimalFrequencies(rates, 0.5)
+	var mu float64
+	for i, l := range rates {
+		if freqs[i] == 0 {
+			continue
+		}
+		m := marginal(l/freqs[i]) / l
+		if mu == 0 {
+			mu = m
+		} else if math.Abs(m-mu) > 1e-6*mu {
+			t.Errorf("page of rate %g: marginal %g, others %g", l, m, mu)
+		}
+	}
+}
