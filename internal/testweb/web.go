@@ -3,6 +3,7 @@ package testweb
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -20,8 +21,13 @@ type Config struct {
 	LinksPerPage int     // same-host links per page, default 5
 	CrossLinks   int     // links to other hosts per page, default 1
 	UpdateRate   float64 // updates per live page per second (Poisson), default 0: static
-	CreateRate   float64 // page creations per host per second, default 0
-	DeleteRate   float64 // page deletions per host per second, default 0
+	// RateSpread spreads the pages' update rates log-uniformly over this
+	// many orders of magnitude around UpdateRate (its geometric centre): 3
+	// gives rates from UpdateRate/31.6 to UpdateRate×31.6. 0: every page
+	// changes at UpdateRate. Rates reports each page's true rate.
+	RateSpread float64
+	CreateRate float64 // page creations per host per second, default 0
+	DeleteRate float64 // page deletions per host per second, default 0
 	// NoLastModifiedEvery: every k-th host sends no Last-Modified, so a
 	// crawler must detect changes by content. 0: every host sends it.
 	NoLastModifiedEvery int
@@ -106,6 +112,7 @@ type page struct {
 	lmd     time.Time // last modification (or deletion)
 	links   []string  // same-host paths and absolute cross-host URLs
 	gone410 bool      // answer 410 rather than 404 once deleted
+	rate    float64   // updates per second when RateSpread is set; 0: UpdateRate
 }
 
 // Request is one entry of a host's request log.
@@ -160,6 +167,9 @@ func Start(cfg Config) (*Web, error) {
 func (h *Host) newPage(lmd time.Time) *page {
 	w := h.web
 	p := &page{path: fmt.Sprintf("/p/%d.html", len(h.pages)), live: true, version: 1, lmd: lmd, gone410: w.rng.IntN(2) == 0}
+	if w.cfg.RateSpread > 0 { // drawn only then, so other webs stay as they were
+		p.rate = w.cfg.UpdateRate * math.Pow(10, w.cfg.RateSpread*(w.rng.Float64()-0.5))
+	}
 	for range w.cfg.LinksPerPage {
 		p.links = append(p.links, fmt.Sprintf("/p/%d.html", w.rng.IntN(len(h.pages)+1)))
 	}
@@ -306,6 +316,9 @@ func (w *Web) Run(ctx context.Context) {
 		}
 		n := float64(len(w.hosts))
 		up, cr, de := float64(live)*w.cfg.UpdateRate, n*w.cfg.CreateRate, n*w.cfg.DeleteRate
+		if w.cfg.RateSpread > 0 {
+			up = w.totalRate()
+		}
 		total := up + cr + de
 		var wait time.Duration
 		if total > 0 {
@@ -313,6 +326,10 @@ func (w *Web) Run(ctx context.Context) {
 		}
 		pick := w.rng.Float64() * total
 		target := w.rng.IntN(max(live, 1))
+		updated := ""
+		if w.cfg.RateSpread > 0 && pick < up {
+			updated = w.weightedLive(pick) // an update falls on a page by its rate
+		}
 		host := w.rng.IntN(len(w.hosts))
 		w.mu.Unlock()
 		if total == 0 {
@@ -325,6 +342,8 @@ func (w *Web) Run(ctx context.Context) {
 		case <-time.After(wait):
 		}
 		switch {
+		case pick < up && updated != "":
+			w.Update(updated)
 		case pick < up:
 			if u := w.nthLive(target); u != "" {
 				w.Update(u)
@@ -337,6 +356,61 @@ func (w *Web) Run(ctx context.Context) {
 			}
 		}
 	}
+}
+
+// pageRate is a page's update rate.
+func (w *Web) pageRate(p *page) float64 {
+	if p.rate > 0 {
+		return p.rate
+	}
+	return w.cfg.UpdateRate
+}
+
+// totalRate sums the update rates of the live pages; w.mu held.
+func (w *Web) totalRate() float64 {
+	s := 0.0
+	for _, h := range w.hosts {
+		for _, p := range h.pages {
+			if p.live {
+				s += w.pageRate(p)
+			}
+		}
+	}
+	return s
+}
+
+// weightedLive returns the live page where the running sum of rates
+// passes x; w.mu held.
+func (w *Web) weightedLive(x float64) string {
+	last := ""
+	for _, h := range w.hosts {
+		for _, p := range h.pages {
+			if !p.live {
+				continue
+			}
+			last = h.URL + p.path
+			if x -= w.pageRate(p); x < 0 {
+				return last
+			}
+		}
+	}
+	return last
+}
+
+// Rates returns the update rate (per second) of every live page, by URL:
+// the truth a crawler's change-rate estimates are measured against.
+func (w *Web) Rates() map[string]float64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := map[string]float64{}
+	for _, h := range w.hosts {
+		for _, p := range h.pages {
+			if p.live {
+				out[h.URL+p.path] = w.pageRate(p)
+			}
+		}
+	}
+	return out
 }
 
 func (w *Web) nthLive(n int) string {

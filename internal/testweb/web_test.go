@@ -1,10 +1,14 @@
 package testweb
 
 import (
+	"context"
 	"io"
+	"math"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 func get(t *testing.T, url string, hdr ...string) (*http.Response, string) {
@@ -72,5 +76,48 @@ func TestWeb(t *testing.T) {
 	}
 	if s := w.Stats(); s.Updates != 1 || s.Creates != 1 || s.Deletes != 1 {
 		t.Fatalf("stats %+v", s)
+	}
+}
+
+// Pages change at their own rates, log-uniform over RateSpread orders of
+// magnitude, and Rates reports them: the fast half of the pages gets most
+// of the updates.
+func TestRateSpread(t *testing.T) {
+	w, err := Start(Config{Hosts: 2, PagesPerHost: 40, UpdateRate: 20, RateSpread: 2, Seed: 9})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	rates := w.Rates()
+	lo, hi := math.Inf(1), 0.0
+	for _, r := range rates {
+		lo, hi = min(lo, r), max(hi, r)
+	}
+	if hi/lo < 10 || hi/lo > 100 || lo < 20/10.01 || hi > 20*10.01 {
+		t.Fatalf("rates from %g to %g for a spread of 2 orders around 20", lo, hi)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	w.Run(ctx)
+	var fast, slow int
+	w.mu.Lock()
+	var all []float64
+	for _, r := range rates {
+		all = append(all, r)
+	}
+	slices.Sort(all)
+	median := all[len(all)/2]
+	for _, h := range w.hosts {
+		for _, p := range h.pages {
+			if w.pageRate(p) >= median {
+				fast += p.version - 1
+			} else {
+				slow += p.version - 1
+			}
+		}
+	}
+	w.mu.Unlock()
+	if fast < 3*slow {
+		t.Errorf("the fast half got %d updates, the slow half %d", fast, slow)
 	}
 }
