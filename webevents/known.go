@@ -34,7 +34,13 @@ func (k *knownURLs) grow(n uint) {
 }
 
 // add records that the store holds (or is about to hold) a state of u.
+// A URL that may be held already is not added again: every write of a
+// known URL would otherwise use up room, and the filters would grow with
+// the writes of months rather than with the URLs.
 func (k *knownURLs) add(u string) {
+	if k.mayHold(u) {
+		return
+	}
 	if k.room == 0 {
 		k.grow(2 * k.size)
 	}
