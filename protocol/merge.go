@@ -327,7 +327,7 @@ func (m *Merger) mergeDay(ctx context.Context, repo *url.URL, day int64, cur *we
 		case http.StatusOK:
 			// Whole file, also when the server ignored our Range.
 		case http.StatusPartialContent:
-			if g := resp.Header.Get(GenerationHeader); mark.Gen != "" && g != "" && g != mark.Gen {
+			if g := generation(resp); mark.Gen != "" && g != "" && g != mark.Gen {
 				// The server's offsets are not the ones we counted in:
 				// its store was rebuilt or restarted after a crash.
 				resp.Body.Close()
@@ -366,6 +366,15 @@ func (m *Merger) mergeDay(ctx context.Context, repo *url.URL, day int64, cur *we
 func IsStoreError(err error) bool {
 	var se storeError
 	return errors.As(err, &se)
+}
+
+// generation is a day file's Share-Generation, "" when absent or longer
+// than a store ID could be: it is kept in the cursor for every day.
+func generation(resp *http.Response) string {
+	if g := resp.Header.Get(GenerationHeader); len(g) <= 128 {
+		return g
+	}
+	return ""
 }
 
 // storeError marks failures of the local store, which stop a merge.
@@ -446,9 +455,11 @@ func (m *Merger) decodeDay(resp *http.Response, day, base int64, cur *webevents.
 			b.events = slices.DeleteFunc(b.events, func(e webevents.Event) bool { return !m.Filter(&e) })
 			dr.Filtered += int64(n - len(b.events))
 		}
-		mk := webevents.DayMark{Day: day, Offset: base + b.offset, Records: taken, Gen: resp.Header.Get(GenerationHeader)}
+		mk := webevents.DayMark{Day: day, Offset: base + b.offset, Records: taken, Gen: generation(resp)}
 		if b.err == io.EOF && !dr.OverQuota {
-			mk.ETag = resp.Header.Get("ETag") // the file was read whole
+			if etag := resp.Header.Get("ETag"); len(etag) <= 256 { // kept in the cursor
+				mk.ETag = etag // the file was read whole
+			}
 		}
 		cur.SetMark(mk)
 		res, err := m.Store.Merge(b.events, cur)

@@ -586,3 +586,16 @@ func TestMergeStoreFailureMidDay(t *testing.T) {
 		t.Errorf("the cursor lost the records merged before the failure: %+v", c)
 	}
 }
+
+// What a peer's headers put in the cursor is bounded.
+func TestGenerationBounded(t *testing.T) {
+	resp := &http.Response{Header: http.Header{}}
+	resp.Header.Set(GenerationHeader, "abc.2")
+	if generation(resp) != "abc.2" {
+		t.Fatal("a store ID generation was not read")
+	}
+	resp.Header.Set(GenerationHeader, strings.Repeat("g", 10_000))
+	if generation(resp) != "" {
+		t.Fatal("a 10,000-byte generation was kept")
+	}
+}
