@@ -428,7 +428,7 @@ func (c *Crawler) afterFetch(h *host, st *URLState, res *Result) (webevents.Even
 		st.Excluded = false
 		if res.Status == 200 || res.Status == 304 {
 			st.Polls++
-			c.observeRate(st, res, changed)
+			c.observeLook(st, res.End, changed, res.LastModified)
 			if res.Status == 200 && !refused {
 				st.NotHTML = !res.HTML
 				st.ETag, st.LastMod = res.ETag, res.LastModRaw

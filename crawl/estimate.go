@@ -75,35 +75,21 @@ func (r *changeRate) rate() (float64, bool) {
 	return -math.Log((n-x+0.5)/(n+0.5)) / mean, true
 }
 
-// observeRate feeds a successful poll to the URL's change-rate estimate:
-// the interval since the crawler's previous look, whether the poll found
-// a change, and the page's Last-Modified if it sent one. c.mu held.
-func (c *Crawler) observeRate(st *URLState, res *Result, changed bool) {
-	now := res.End.UnixMilli()
+// observeLook feeds a look at the URL, at at, to its change-rate
+// estimate: the interval since the previous look, whether the look found a
+// change, and the page's Last-Modified (lastMod; zero when unknown). A
+// successful poll is a look, and so is a vouched-for peer's record (its
+// lpd and lmd). c.mu held.
+func (c *Crawler) observeLook(st *URLState, at time.Time, changed bool, lastMod time.Time) {
+	now := at.UnixMilli()
 	if st.Seen > 0 && now > st.Seen {
 		since := time.Duration(-1)
-		if !res.LastModified.IsZero() {
-			// An HTTP date is cut to the second: the change came half a
-			// second after it on average.
-			since = max(0, res.End.Sub(res.LastModified)-500*time.Millisecond)
+		if !lastMod.IsZero() {
+			// An HTTP date (and a record's lmd) is cut to the second: the
+			// change came half a second after it on average.
+			since = max(0, at.Sub(lastMod)-500*time.Millisecond)
 		}
-		st.Rate.observe(time.Duration(now-st.Seen)*time.Millisecond, changed, since, !res.LastModified.IsZero())
-	}
-	st.Seen = now
-}
-
-// observeHint feeds a trusted observation at seen to the estimate: a
-// change if changed falls after the previous look, and changed as the
-// page's Last-Modified. c.mu held.
-func (c *Crawler) observeHint(st *URLState, seen, changed time.Time) {
-	now := seen.UnixMilli()
-	if st.Seen > 0 && now > st.Seen {
-		prev := time.UnixMilli(st.Seen)
-		since := time.Duration(-1)
-		if !changed.IsZero() {
-			since = max(0, seen.Sub(changed))
-		}
-		st.Rate.observe(seen.Sub(prev), !changed.IsZero() && changed.After(prev), since, !changed.IsZero())
+		st.Rate.observe(time.Duration(now-st.Seen)*time.Millisecond, changed, since, !lastMod.IsZero())
 	}
 	st.Seen = now
 }

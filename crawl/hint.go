@@ -65,7 +65,8 @@ func (c *Crawler) Hint(h Hint) bool {
 		c.hinted.Add(1)
 		c.adapt(st, changedSince)
 		if h.Observed {
-			c.observeHint(st, seen, changed)
+			prev := time.UnixMilli(st.Seen)
+			c.observeLook(st, seen, !changed.IsZero() && changed.After(prev), changed)
 		}
 		due = c.revisitAt(st, seen)
 		if changed.After(seen) {

@@ -1,6 +1,7 @@
 package crawl
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -214,7 +215,7 @@ func (c *Crawler) persister() error {
 				flush(events, states)
 			}
 			if n := c.queue.backlog(); n > 0 {
-				return fmt.Errorf("%w (%d events not stored)", c.lastStoreErr(), n)
+				return fmt.Errorf("crawl: %d events not stored: %w", n, cmp.Or(c.StoreError(), errors.New("the store took no writes")))
 			}
 			return nil
 		}
@@ -249,14 +250,5 @@ func (c *Crawler) storeOK() {
 func (c *Crawler) StoreError() error {
 	c.errMu.Lock()
 	defer c.errMu.Unlock()
-	return c.storeErr
-}
-
-func (c *Crawler) lastStoreErr() error {
-	c.errMu.Lock()
-	defer c.errMu.Unlock()
-	if c.storeErr == nil {
-		return errors.New("crawl: the store took no writes")
-	}
 	return c.storeErr
 }

@@ -23,8 +23,8 @@ func (c *Crawler) InScope(u string) bool {
 	if c.cfg.Scope == "all" {
 		return true
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	// No lock: the scope is made in New and only read after, and a merge
+	// asks this for every record while the crawler holds its lock.
 	return c.scope[c.scopeKey(u)]
 }
 
