@@ -6,9 +6,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/cocrawl/cocrawl/internal/testfs"
 )
 
 // Issue 18, item 10: a store on a small tmpfs that fills up while it is
@@ -16,14 +17,7 @@ import (
 // memory-mapped file, and takes writes again once space is freed. It needs
 // root (to mount the tmpfs) and is skipped otherwise and under -short.
 func TestFullDiskIsAnError(t *testing.T) {
-	if testing.Short() || os.Geteuid() != 0 {
-		t.Skip("needs root to mount a tmpfs; not under -short")
-	}
-	mnt := t.TempDir()
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=1g", "tmpfs", mnt).CombinedOutput(); err != nil {
-		t.Skipf("cannot mount a tmpfs: %v %s", err, out)
-	}
-	defer exec.Command("umount", "-l", mnt).Run()
+	mnt := testfs.Tmpfs(t, "1g")
 	dir := filepath.Join(mnt, "db")
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), fullDiskEnv+"="+dir)
@@ -67,27 +61,8 @@ func TestFullDiskIsAnError(t *testing.T) {
 		}
 	}
 	await("a first write", func(l string) bool { return strings.HasPrefix(l, "ok") })
-	// Fill the disk around the running writer.
-	filler := filepath.Join(mnt, "filler")
-	f, err := os.Create(filler)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var st syscall.Statfs_t
-	if err := syscall.Statfs(mnt, &st); err != nil {
-		t.Fatal(err)
-	}
-	leave := int64(40 << 20)
-	if free := int64(st.Bavail) * st.Bsize; free > leave {
-		buf := make([]byte, 1<<20)
-		for n := (free - leave) >> 20; n > 0; n-- {
-			if _, err := f.Write(buf); err != nil {
-				break
-			}
-		}
-	}
-	f.Close()
+	free := testfs.Fill(t, mnt, 40<<20) // the disk fills around the running writer
 	await("a write refused for want of space", func(l string) bool { return l == "refused" })
-	os.Remove(filler)
+	free()
 	await("writes taken again", func(l string) bool { return strings.HasPrefix(l, "ok") })
 }

@@ -1,14 +1,12 @@
 package main
 
 import (
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/cocrawl/cocrawl/internal/testfs"
 	"github.com/cocrawl/cocrawl/internal/testweb"
 )
 
@@ -17,14 +15,7 @@ import (
 // failing instead of dying of SIGBUS, crawls on once space is freed, and
 // stops cleanly. Root only (to mount the tmpfs); skipped under -short.
 func TestPeerOnAFullDisk(t *testing.T) {
-	if testing.Short() || os.Geteuid() != 0 {
-		t.Skip("needs root to mount a tmpfs; not under -short")
-	}
-	mnt := t.TempDir()
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=1g", "tmpfs", mnt).CombinedOutput(); err != nil {
-		t.Skipf("cannot mount a tmpfs: %v %s", err, out)
-	}
-	defer exec.Command("umount", "-l", mnt).Run()
+	mnt := testfs.Tmpfs(t, "1g")
 	w, err := testweb.Start(testweb.Config{Hosts: 3, PagesPerHost: 200, UpdateRate: 1, Seed: 5})
 	if err != nil {
 		t.Fatal(err)
@@ -63,27 +54,12 @@ func TestPeerOnAFullDisk(t *testing.T) {
 	num := func(st map[string]any, k string) float64 { f, _ := st[k].(float64); return f }
 	waitUntil("polls", func(st map[string]any) bool { return num(st, "polls") > 20 })
 
-	filler := filepath.Join(mnt, "filler")
-	f, err := os.Create(filler)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var fs syscall.Statfs_t
-	if err := syscall.Statfs(mnt, &fs); err != nil {
-		t.Fatal(err)
-	}
-	buf := make([]byte, 1<<20)
-	for n := (int64(fs.Bavail)*fs.Bsize - 2<<20) >> 20; n > 0; n-- {
-		if _, err := f.Write(buf); err != nil {
-			break
-		}
-	}
-	f.Close()
+	free := testfs.Fill(t, mnt, 2<<20)
 	waitUntil("the store shown as failing", func(st map[string]any) bool {
 		e, _ := st["store_error"].(string)
 		return strings.Contains(e, "disk space")
 	})
-	os.Remove(filler)
+	free()
 	var polls float64
 	waitUntil("the store taking writes again", func(st map[string]any) bool {
 		polls = num(st, "polls")

@@ -21,6 +21,7 @@ var allowed = map[string][]string{
 	"peer/rho":            {},
 	"internal/netguard":   {},
 	"internal/iolimit":    {},
+	"internal/testfs":     {},
 	"internal/testweb":    {},
 	"internal/chart":      {},
 	"protocol":            {"webevents", "internal/netguard", "internal/iolimit"},
