@@ -33,8 +33,19 @@ type Config struct {
 	RobotsTTL     time.Duration // how long a robots.txt is cached; default (and at most) 24 h
 	RobotsRetry   time.Duration // retry after a 5xx robots.txt; default 10 min
 
-	RevisitMin time.Duration // adaptive revisit interval bounds; default 1 h
+	RevisitMin time.Duration // revisit interval bounds; default 1 h
 	RevisitMax time.Duration // default 30 days
+	// Revisit is the revisit policy: RevisitOptimal (default; by estimated
+	// change rate under the hosts' politeness budgets), RevisitAdaptive
+	// or RevisitUniform (schedule.go).
+	Revisit string
+	// FirstVisits orders the URLs never polled: FirstByBacklinks (default;
+	// most pages seen linking to them first) or FirstByBreadth (in the
+	// order found).
+	FirstVisits string
+	// Explore is the share of a host's requests kept for first visits
+	// while revisits are due; default 0.1, negative for none.
+	Explore float64
 
 	// Spread gives the crawler its own order: every revisit is put off by
 	// a share of Spread that a hash of the URL, keyed by a seed drawn by
@@ -123,6 +134,28 @@ func (c *Config) defaults() error {
 		if *x.p <= 0 {
 			*x.p = x.v
 		}
+	}
+	switch c.Revisit {
+	case "":
+		c.Revisit = RevisitOptimal
+	case RevisitOptimal, RevisitAdaptive, RevisitUniform:
+	default:
+		return fmt.Errorf("crawl: revisit policy %q is not optimal, adaptive or uniform", c.Revisit)
+	}
+	switch c.FirstVisits {
+	case "":
+		c.FirstVisits = FirstByBacklinks
+	case FirstByBacklinks, FirstByBreadth:
+	default:
+		return fmt.Errorf("crawl: first-visit order %q is not backlinks or breadth", c.FirstVisits)
+	}
+	switch {
+	case c.Explore == 0:
+		c.Explore = 0.1
+	case c.Explore < 0:
+		c.Explore = 0
+	case c.Explore > 1:
+		return fmt.Errorf("crawl: explore share %g is above 1", c.Explore)
 	}
 	switch c.Scope {
 	case "":

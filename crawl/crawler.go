@@ -68,6 +68,11 @@ func New(cfg Config, store Store, fs FrontierStore) (*Crawler, error) {
 	c := &Crawler{cfg: cfg, store: store, fstore: fs, fetcher: NewFetcher(cfg.Fetch), f: newFrontier(),
 		wake: make(chan struct{}, 1), queue: newPersistQueue(), errs: map[string]int64{}, scope: map[string]bool{},
 		order: maphash.MakeSeed()}
+	// With a spread order, backlink counts order first visits in classes
+	// (powers of two), inside which each crawler's spread order decides.
+	c.f.firstLess = firstVisitOrder(cfg.FirstVisits, cfg.Spread > 0)
+	c.f.explore = cfg.Explore
+	c.f.grace = cfg.Spread/4 + time.Second
 	for _, p := range cfg.Include {
 		re, err := regexp.Compile(p)
 		if err != nil {
@@ -92,11 +97,13 @@ func New(cfg Config, store Store, fs FrontierStore) (*Crawler, error) {
 	return c, nil
 }
 
-// addURL puts a discovered URL in the frontier; c.mu held.
-func (c *Crawler) addURL(u string, depth int, now time.Time) {
+// addURL puts a discovered URL in the frontier and returns its state (nil
+// when the scope and trap rules refuse it) and whether it was new; c.mu
+// held.
+func (c *Crawler) addURL(u string, depth int, now time.Time) (*URLState, bool) {
 	if !c.admit(u, depth) {
 		c.skipped.Add(1)
-		return
+		return nil, false
 	}
 	due := now
 	if depth > 0 {
@@ -108,7 +115,7 @@ func (c *Crawler) addURL(u string, depth int, now time.Time) {
 	if isNew {
 		c.discovered.Add(1)
 		c.save(st)
-		return
+		return st, true
 	}
 	if st.Gone {
 		// Linked again after a DELETE: look once more, but not soon.
@@ -117,6 +124,7 @@ func (c *Crawler) addURL(u string, depth int, now time.Time) {
 		c.f.enqueue(c.f.host(hostKey(u)), st)
 		c.save(st)
 	}
+	return st, false
 }
 
 func (c *Crawler) signal() {
@@ -316,7 +324,7 @@ func (c *Crawler) serveHost(ctx context.Context, h *host) PollResult {
 		return r
 	}
 	c.mu.Lock()
-	st := c.f.pop(h)
+	st := c.f.pop(h, now)
 	delegated := st != nil && hasAnyPrefix(st.URL, c.delegated)
 	if st == nil || delegated {
 		if delegated {
@@ -362,7 +370,9 @@ func (c *Crawler) serveHost(ctx context.Context, h *host) PollResult {
 // It returns the event, whether it was one, and the poll's error kind.
 func (c *Crawler) afterFetch(h *host, st *URLState, res *Result) (webevents.Event, bool, string) {
 	var prev *webevents.Event
-	if e, ok, err := c.store.Get(st.URL); err == nil && ok {
+	if e, ok := c.queue.pending(st.URL); ok {
+		prev = &e // polled again before the store took the last poll's event
+	} else if e, ok, err := c.store.Get(st.URL); err == nil && ok {
 		prev = &e
 	}
 	seen := res
@@ -415,6 +425,9 @@ func (c *Crawler) afterFetch(h *host, st *URLState, res *Result) (webevents.Even
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	st.checking = false
+	// The links of a page's first view count as backlinks (IB'); later
+	// views count only links to URLs they add, so no page counts twice.
+	firstView := st.Polls == 0
 	transient := kind != "" && kind != "4xx" && kind != "refused"
 	switch {
 	case transient:
@@ -434,14 +447,16 @@ func (c *Crawler) afterFetch(h *host, st *URLState, res *Result) (webevents.Even
 				st.ETag, st.LastMod = res.ETag, res.LastModRaw
 			}
 		}
-		c.adapt(st, changed)
+		c.nextInterval(h, st, changed, res.End)
 		st.Due = c.revisitAt(st, res.End)
 	}
 	if res.Location != "" {
 		c.addURL(res.Location, st.Depth, res.End)
 	}
 	for _, l := range res.Links.URLs {
-		c.addURL(l, st.Depth+1, res.End)
+		if to, isNew := c.addURL(l, st.Depth+1, res.End); to != nil && to != st && (firstView || isNew) {
+			c.f.linked(to)
+		}
 	}
 	c.f.reschedule(h, st)
 	h.lastFetch = res.End.Sub(res.Start)

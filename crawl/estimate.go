@@ -17,8 +17,8 @@ import (
 //     λ = −ln((N−X+½)/(N+½)) / Ī, with Ī the mean interval between visits.
 //
 // X counts the visits that found a change among N. It takes 16 bytes per
-// URL, kept with the URL's state; revisits are not scheduled by it yet
-// (issue 19 builds on it).
+// URL, kept with the URL's state; the optimal revisit policy (schedule.go)
+// schedules by it.
 type changeRate struct {
 	Visits  uint32  `json:"n,omitempty"` // N: visits after the first
 	Changes uint32  `json:"x,omitempty"` // X: those that found a change
@@ -73,6 +73,12 @@ func (r *changeRate) rate() (float64, bool) {
 	}
 	mean := float64(r.Watched) / n
 	return -math.Log((n-x+0.5)/(n+0.5)) / mean, true
+}
+
+// saturated says the estimate is only a floor: every visit found a change
+// and, without Last-Modified, the count form cannot tell how many.
+func (r *changeRate) saturated() bool {
+	return r.Still <= 0 && r.Visits > 0 && r.Changes >= r.Visits
 }
 
 // observeLook feeds a look at the URL, at at, to its change-rate

@@ -2,11 +2,13 @@ package crawl
 
 import (
 	"container/heap"
-	"golang.org/x/net/publicsuffix"
+	"math/bits"
 	"net"
 	"net/url"
 	"strings"
 	"time"
+
+	"golang.org/x/net/publicsuffix"
 )
 
 // URLState is what the frontier knows of one URL; it is what persists.
@@ -18,9 +20,13 @@ type URLState struct {
 	Polls    int           `json:"n,omitempty"` // successful polls
 	Gone     bool          `json:"g,omitempty"` // deleted: not polled until linked again
 	NotHTML  bool          `json:"b,omitempty"` // last seen as a non-HTML type: revisit with HEAD
-	ETag     string        `json:"e,omitempty"` // validators for conditional requests
-	LastMod  string        `json:"m,omitempty"`
-	Excluded bool          `json:"x,omitempty"` // disallowed by robots.txt when last checked; asked again when it expires
+	// Links counts the pages seen linking here (each at its first poll,
+	// or when it named this URL first): the backlink estimate IB' of Cho,
+	// Garcia-Molina and Page that orders first visits.
+	Links    uint32 `json:"l,omitempty"`
+	ETag     string `json:"e,omitempty"` // validators for conditional requests
+	LastMod  string `json:"m,omitempty"`
+	Excluded bool   `json:"x,omitempty"` // disallowed by robots.txt when last checked; asked again when it expires
 	// HostNext is, as of this URL's last poll, when its host could next
 	// be asked (Unix ms): after a restart the host waits until the latest
 	// of its URLs' HostNext, so the delay holds across restarts.
@@ -30,14 +36,17 @@ type URLState struct {
 	Seen int64      `json:"s,omitempty"`
 	Rate changeRate `json:"cr,omitzero"`
 
-	qi       int  // 1 + position in its host's queue; 0 when not queued (being polled, gone)
+	qi       int  // 1 + position in its host's queue or first-visit heap; 0 when in neither (being polled, gone)
+	inFirst  bool // queued in the first-visit heap
 	checking bool // Recheck asked for a poll: hints do not put it off
 }
 
 // host is one host's queue and politeness state. Times are absolute.
 type host struct {
-	key         string // scheme://host[:port]
-	queue       urlHeap
+	key         string        // scheme://host[:port]
+	queue       urlQueue      // URLs to revisit (and any put off), by due time
+	first       urlQueue      // URLs never looked at, by importance (firstVisitOrder)
+	credit      float64       // first visits owed while revisits are due (frontier.explore)
 	nextAllowed time.Time     // not before: the per-host delay, backoff
 	busy        bool          // a fetch or robots.txt request is in flight
 	robots      *Robots       // nil until fetched
@@ -45,18 +54,26 @@ type host struct {
 	lastFetch   time.Duration // how long the last download took
 	failures    int           // consecutive 429, 5xx or network errors
 	unpolled    int           // queued URLs never polled: "larger sites first"
+	fit         revisitFit    // the host's revisit schedule (schedule.go)
 	known       int           // URLs of this host in the frontier
 	index       int           // position in the ready or waiting heap, -1 if in none
 	inReady     bool
 }
 
-// readyAt is when the host could next send a request.
+// readyAt is when the host could next send a request: a URL never looked
+// at is always due.
 func (h *host) readyAt() time.Time {
-	if len(h.queue) == 0 {
+	switch {
+	case h.first.Len() > 0:
+		return h.nextAllowed
+	case h.queue.Len() == 0:
 		return time.Time{}
 	}
-	return later(h.nextAllowed, h.queue[0].Due)
+	return later(h.nextAllowed, h.queue.items[0].Due)
 }
+
+// queued is how many URLs wait in the host's two heaps.
+func (h *host) queued() int { return h.queue.Len() + h.first.Len() }
 
 func later(a, b time.Time) time.Time {
 	if a.After(b) {
@@ -65,8 +82,9 @@ func later(a, b time.Time) time.Time {
 	return b
 }
 
-// frontier holds every known URL in per-host queues ordered by due time,
-// and the hosts in two heaps (the Mercator design): waiting, by the time a
+// frontier holds every known URL in per-host heaps: the URLs never looked
+// at by importance (first visits), the others by due time (revisits); and
+// the hosts in two heaps (the Mercator design): waiting, by the time a
 // host may next be fetched, and ready, by the number of never-polled URLs
 // so larger sites are crawled first (Castillo, chapter 4). It is not safe
 // for concurrent use; the crawler serialises access.
@@ -76,10 +94,46 @@ type frontier struct {
 	domains map[string]int // hosts per registrable domain
 	waiting hostHeap       // by readyAt
 	ready   hostHeap       // by unpolled, descending
+
+	// firstLess orders first visits (firstVisitOrder); explore is the
+	// share of a host's requests kept for them while revisits are due;
+	// grace is how far ahead a never-polled URL may be due and still count
+	// as a first visit (the spread of new URLs); further, it was put off
+	// (a backoff, a peer's poll) and waits with the revisits.
+	firstLess func(a, b *URLState) bool
+	explore   float64
+	grace     time.Duration
+}
+
+// First-visit orders: by backlinks seen so far (IB'), exactly or in
+// classes of powers of two (so crawlers that spread their order still
+// differ within a class), or breadth-first (by due time, then depth).
+const (
+	FirstByBacklinks = "backlinks"
+	FirstByBreadth   = "breadth"
+)
+
+func firstVisitOrder(order string, classes bool) func(a, b *URLState) bool {
+	if order == FirstByBreadth {
+		return byDueThenDepth
+	}
+	weight := func(s *URLState) uint32 {
+		if classes {
+			return uint32(bits.Len32(s.Links))
+		}
+		return s.Links
+	}
+	return func(a, b *URLState) bool {
+		if wa, wb := weight(a), weight(b); wa != wb {
+			return wa > wb
+		}
+		return byDueThenDepth(a, b)
+	}
 }
 
 func newFrontier() *frontier {
-	f := &frontier{urls: map[string]*URLState{}, hosts: map[string]*host{}, domains: map[string]int{}}
+	f := &frontier{urls: map[string]*URLState{}, hosts: map[string]*host{}, domains: map[string]int{},
+		firstLess: firstVisitOrder(FirstByBacklinks, false), explore: 0.1, grace: time.Second}
 	f.waiting.less = func(a, b *host) bool { return a.readyAt().Before(b.readyAt()) }
 	f.ready.less = func(a, b *host) bool {
 		if a.unpolled != b.unpolled {
@@ -102,7 +156,7 @@ func hostKey(u string) string {
 func (f *frontier) host(key string) *host {
 	h := f.hosts[key]
 	if h == nil {
-		h = &host{key: key, index: -1}
+		h = &host{key: key, index: -1, queue: urlQueue{less: byDueThenDepth}, first: urlQueue{less: f.firstLess}}
 		f.hosts[key] = h
 		f.domains[domainOf(key)]++
 	}
@@ -127,11 +181,37 @@ func (f *frontier) add(s URLState) (*URLState, bool) {
 
 // enqueue puts st in its host's queue and the host in the right heap.
 func (f *frontier) enqueue(h *host, st *URLState) {
-	heap.Push(&h.queue, st)
+	f.push(h, st, time.Now())
+	f.placeHost(h)
+}
+
+// push files st in the first-visit heap when it was never looked at and
+// is due (within grace), else in the revisit queue.
+func (f *frontier) push(h *host, st *URLState, now time.Time) {
+	st.inFirst = st.Polls == 0 && !st.checking && !st.Due.After(now.Add(f.grace))
+	if st.inFirst {
+		heap.Push(&h.first, st)
+	} else {
+		heap.Push(&h.queue, st)
+	}
 	if st.Polls == 0 {
 		h.unpolled++
 	}
-	f.placeHost(h)
+}
+
+// remove takes a queued st out of its heap.
+func (f *frontier) remove(h *host, st *URLState) {
+	if st.qi == 0 {
+		return
+	}
+	if st.inFirst {
+		heap.Remove(&h.first, st.qi-1)
+	} else {
+		heap.Remove(&h.queue, st.qi-1)
+	}
+	if st.Polls == 0 {
+		h.unpolled--
+	}
 }
 
 // placeHost (re)positions a host that is not busy.
@@ -146,7 +226,7 @@ func (f *frontier) placeHost(h *host) {
 			heap.Remove(&f.waiting, h.index)
 		}
 	}
-	if len(h.queue) > 0 {
+	if h.queued() > 0 {
 		h.inReady = false
 		heap.Push(&f.waiting, h)
 	}
@@ -172,12 +252,25 @@ func (f *frontier) next(now time.Time) (*host, time.Duration) {
 	return nil, 0
 }
 
-// pop takes the most due URL of a busy host.
-func (f *frontier) pop(h *host) *URLState {
-	if len(h.queue) == 0 {
+// pop takes the next URL of a busy host: a due revisit, or the most
+// important first visit when none is due. While revisits are due, first
+// visits still get a share explore of the requests (a credit that each
+// request adds to), so a site larger than the budget keeps growing.
+func (f *frontier) pop(h *host, now time.Time) *URLState {
+	revisit := h.queue.Len() > 0 && !h.queue.items[0].Due.After(now)
+	var st *URLState
+	switch {
+	case h.first.Len() > 0 && (!revisit || h.credit >= 1):
+		st = heap.Pop(&h.first).(*URLState)
+		h.credit = max(0, h.credit-1)
+	case h.queue.Len() > 0:
+		st = heap.Pop(&h.queue).(*URLState)
+	default:
 		return nil
 	}
-	st := heap.Pop(&h.queue).(*URLState)
+	if h.first.Len() > 0 {
+		h.credit = min(h.credit+f.explore, 2)
+	}
 	if st.Polls == 0 {
 		h.unpolled--
 	}
@@ -197,48 +290,70 @@ func (f *frontier) reschedule(h *host, st *URLState) {
 	if st.Gone {
 		return
 	}
-	heap.Push(&h.queue, st)
-	if st.Polls == 0 {
-		h.unpolled++
-	}
+	f.push(h, st, time.Now())
 }
 
-// setDue moves a URL to a new due time, within its host's queue when it
-// is queued; a URL being polled just carries the time.
+// setDue moves a URL to a new due time, and to the heap it now belongs in
+// when it is queued; a URL being polled just carries the time.
 func (f *frontier) setDue(st *URLState, due time.Time) {
 	st.Due = due
+	f.refile(st)
+}
+
+// refile puts a queued URL whose due time, state or importance changed
+// back in the right place.
+func (f *frontier) refile(st *URLState) {
 	if st.qi == 0 {
 		return
 	}
 	h := f.hosts[hostKey(st.URL)]
-	heap.Fix(&h.queue, st.qi-1)
+	f.remove(h, st)
+	f.push(h, st, time.Now())
 	f.placeHost(h)
 }
 
-// urlHeap orders a host's URLs by due time, then depth.
-type urlHeap []*URLState
-
-func (q urlHeap) Len() int { return len(q) }
-func (q urlHeap) Less(i, j int) bool {
-	if !q[i].Due.Equal(q[j].Due) {
-		return q[i].Due.Before(q[j].Due)
+// linked counts one more page linking to st: a queued first visit moves
+// up its heap.
+func (f *frontier) linked(st *URLState) {
+	if st.Links == ^uint32(0) {
+		return
 	}
-	return q[i].Depth < q[j].Depth
+	st.Links++
+	if st.qi > 0 && st.inFirst {
+		heap.Fix(&f.hosts[hostKey(st.URL)].first, st.qi-1)
+	}
 }
-func (q urlHeap) Swap(i, j int) {
-	q[i], q[j] = q[j], q[i]
-	q[i].qi, q[j].qi = i+1, j+1
+
+func byDueThenDepth(a, b *URLState) bool {
+	if !a.Due.Equal(b.Due) {
+		return a.Due.Before(b.Due)
+	}
+	return a.Depth < b.Depth
 }
-func (q *urlHeap) Push(x any) {
+
+// urlQueue is a heap of URL states in the order less gives; each state
+// knows its place (qi), so it can be moved or removed.
+type urlQueue struct {
+	items []*URLState
+	less  func(a, b *URLState) bool
+}
+
+func (q urlQueue) Len() int           { return len(q.items) }
+func (q urlQueue) Less(i, j int) bool { return q.less(q.items[i], q.items[j]) }
+func (q urlQueue) Swap(i, j int) {
+	q.items[i], q.items[j] = q.items[j], q.items[i]
+	q.items[i].qi, q.items[j].qi = i+1, j+1
+}
+func (q *urlQueue) Push(x any) {
 	st := x.(*URLState)
-	st.qi = len(*q) + 1
-	*q = append(*q, st)
+	st.qi = len(q.items) + 1
+	q.items = append(q.items, st)
 }
-func (q *urlHeap) Pop() any {
-	old := *q
+func (q *urlQueue) Pop() any {
+	old := q.items
 	x := old[len(old)-1]
 	old[len(old)-1] = nil
-	*q = old[:len(old)-1]
+	q.items = old[:len(old)-1]
 	x.qi = 0
 	return x
 }

@@ -8,7 +8,7 @@ import (
 
 func TestFrontierOrder(t *testing.T) {
 	f := newFrontier()
-	now := time.Unix(1_700_000_000, 0)
+	now := time.Now()
 	// Host b has the most unpolled URLs: it goes first (larger sites first).
 	for i := range 2 {
 		f.add(URLState{URL: fmt.Sprintf("http://a.example/%d", i), Due: now})
@@ -22,7 +22,7 @@ func TestFrontierOrder(t *testing.T) {
 	if h == nil || h.key != "http://b.example" {
 		t.Fatalf("first host %v, want b (most unpolled)", h)
 	}
-	if st := f.pop(h); st.URL != "http://b.example/4" { // shallowest first among equals
+	if st := f.pop(h, now); st.URL != "http://b.example/4" { // shallowest first among equals
 		t.Fatalf("first URL of b: %s", st.URL)
 	}
 	// b is busy: one request per host at a time.

@@ -63,11 +63,11 @@ func (c *Crawler) Hint(h Hint) bool {
 		// A check is pending: only its own poll may settle it.
 	case !seen.IsZero() && seen.After(look):
 		c.hinted.Add(1)
-		c.adapt(st, changedSince)
 		if h.Observed {
 			prev := time.UnixMilli(st.Seen)
 			c.observeLook(st, seen, !changed.IsZero() && changed.After(prev), changed)
 		}
+		c.nextInterval(c.f.host(hostKey(u)), st, changedSince, now)
 		due = c.revisitAt(st, seen)
 		if changed.After(seen) {
 			due = now
@@ -117,8 +117,8 @@ func (c *Crawler) admitted(u string, now time.Time) *URLState {
 	if st := c.f.urls[u]; st != nil {
 		return st
 	}
-	c.addURL(u, 0, now)
-	return c.f.urls[u]
+	st, _ := c.addURL(u, 0, now)
+	return st
 }
 
 // revive queues a URL held as deleted again, due now. c.mu held.

@@ -87,13 +87,18 @@ func TestHintReordersTheQueue(t *testing.T) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	q := c.f.hosts["http://a.test"].queue
-	if q[0].URL != "http://a.test/3" {
-		t.Errorf("the host's most due URL is %s, want http://a.test/3", q[0].URL)
+	h := c.f.hosts["http://a.test"]
+	if h.queue.Len() != 3 || h.first.Len() != 1 {
+		t.Errorf("%d URLs put off and %d first visits, want 3 and 1", h.queue.Len(), h.first.Len())
 	}
-	for i, st := range q {
-		if st.qi != i+1 {
-			t.Errorf("%s at %d says it is at %d", st.URL, i, st.qi-1)
+	for first, q := range map[bool]urlQueue{false: h.queue, true: h.first} {
+		for i, st := range q.items {
+			if st.qi != i+1 || st.inFirst != first {
+				t.Errorf("%s at %d says it is at %d (first visit: %v)", st.URL, i, st.qi-1, st.inFirst)
+			}
 		}
+	}
+	if st := c.f.pop(h, now); st == nil || st.URL != "http://a.test/3" {
+		t.Errorf("the host's next URL is %v, want http://a.test/3", st)
 	}
 }

@@ -29,24 +29,59 @@ func freshness(lambda, f float64) float64 {
 	return (1 - math.Exp(-x)) / x
 }
 
-// marginal is g(x) = 1 − (1+x)e^(−x), increasing from 0 to 1.
-func marginal(x float64) float64 { return 1 - (1+x)*math.Exp(-x) }
+// marginal is g(x) = 1 − (1+x)e^(−x), increasing from 0 to 1; near 0 by
+// its series, where the subtraction would cancel.
+func marginal(x float64) float64 {
+	if x < 0.01 {
+		return x * x * (1.0/2 - x*(1.0/3-x*(1.0/8-x*(1.0/30-x/144))))
+	}
+	return 1 - (1+x)*math.Exp(-x)
+}
 
-// inverseMarginal returns the x with g(x) = y, for y in (0, 1).
+// inverseMarginal returns the x with g(x) = y, for y in (0, 1): Newton's
+// method on g′(x) = x·e^(−x), from the series g ≈ x²/2 − x³/3 near 0 or
+// from 1 − y = (1+x)e^(−x) near 1, kept inside a bracket that halves when
+// a step would leave it. The schedule calls it for every fit and poll.
 func inverseMarginal(y float64) float64 {
-	lo, hi := 0.0, 1.0
-	for marginal(hi) < y {
-		hi *= 2
+	switch {
+	case y <= 0:
+		return 0
+	case y >= 1:
+		return math.Inf(1)
 	}
-	for range 64 {
-		mid := (lo + hi) / 2
-		if marginal(mid) < y {
-			lo = mid
-		} else {
-			hi = mid
+	lo, hi := 0.0, math.Inf(1)
+	var x float64
+	if y < 0.5 {
+		s := math.Sqrt(2 * y)
+		x = s * (1 + s/3)
+	} else {
+		l := -math.Log1p(-y)
+		x = l + math.Log1p(l)
+	}
+	for range 60 {
+		g := marginal(x) - y
+		if g == 0 {
+			return x
 		}
+		if g < 0 {
+			lo = x
+		} else {
+			hi = x
+		}
+		next := x - g/(x*math.Exp(-x))
+		if !(next > lo && next < hi) { // outside the bracket, or NaN
+			if math.IsInf(hi, 1) {
+				next = 2*x + 1
+			} else {
+				next = (lo + hi) / 2
+			}
+		}
+		if math.Abs(next-x) <= 1e-12*x {
+			return next
+		}
+		x = next
 	}
-	return (lo + hi) / 2
+	return x
 }
 
 // frequencyAt is the optimal frequency of a page of rate lambda for the
@@ -74,27 +109,34 @@ func OptimalFrequencies(rates []float64, budget float64) ([]float64, float64) {
 		}
 		return s
 	}
-	// Σf falls as μ grows: bracket the μ that spends the budget, then
-	// bisect (in log space: μ spans many orders of magnitude).
-	lo, hi := 1e-12, 1.0
-	for total(hi) > budget {
-		hi *= 10
+	mu := multiplierFor(total, budget, 100)
+	for i, l := range rates {
+		out[i] = frequencyAt(l, mu)
 	}
-	for total(lo) < budget && lo > 1e-300 {
-		lo /= 10
+	return out, meanFreshness(rates, out)
+}
+
+// multiplierFor returns the μ at which spend(μ), which falls as μ grows,
+// comes down to budget: it brackets μ, then bisects steps times in log
+// space (μ spans many orders of magnitude). Of the two ends it returns
+// the one that does not overspend.
+func multiplierFor(spend func(mu float64) float64, budget float64, steps int) float64 {
+	lo, hi := 1.0, 1.0
+	for spend(lo) < budget && lo > 1e-300 {
+		lo /= 16
 	}
-	for range 100 {
+	for spend(hi) > budget && hi < 1e300 {
+		hi *= 16
+	}
+	for range steps {
 		mid := math.Sqrt(lo * hi)
-		if total(mid) > budget {
+		if spend(mid) > budget {
 			lo = mid
 		} else {
 			hi = mid
 		}
 	}
-	for i, l := range rates {
-		out[i] = frequencyAt(l, hi)
-	}
-	return out, meanFreshness(rates, out)
+	return hi
 }
 
 // meanFreshness is the mean of F over the pages.

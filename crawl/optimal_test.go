@@ -66,3 +66,21 @@ func TestOptimalMarginalsAreEqual(t *testing.T) {
 		}
 	}
 }
+
+// inverseMarginal inverts g over its whole range, where g is flat (near 0
+// and for large x) included.
+func TestInverseMarginal(t *testing.T) {
+	for _, x := range []float64{1e-6, 1e-4, 0.01, 0.1, 0.5, 1, 2, 5, 10, 20, 30} {
+		y := marginal(x)
+		if y >= 1 {
+			continue
+		}
+		got := inverseMarginal(y)
+		if math.Abs(got-x) > 1e-6*x+1e-9 {
+			t.Errorf("g⁻¹(g(%g)) = %g", x, got)
+		}
+	}
+	if inverseMarginal(0) != 0 || !math.IsInf(inverseMarginal(1), 1) {
+		t.Error("the ends of g⁻¹ are wrong")
+	}
+}

@@ -87,12 +87,16 @@ type persistQueue struct {
 	mu     sync.Mutex
 	events []webevents.Event
 	states map[string]URLState
+	// latest is each URL's last event queued or being written: the
+	// crawler's view of its own state until the store has it, so a URL
+	// polled again that soon is compared with what it saw last.
+	latest map[string]webevents.Event
 	closed bool
 	notify chan struct{}
 }
 
 func newPersistQueue() *persistQueue {
-	return &persistQueue{states: map[string]URLState{}, notify: make(chan struct{}, 1)}
+	return &persistQueue{states: map[string]URLState{}, latest: map[string]webevents.Event{}, notify: make(chan struct{}, 1)}
 }
 
 func (q *persistQueue) wake() {
@@ -105,6 +109,7 @@ func (q *persistQueue) wake() {
 func (q *persistQueue) addEvent(e webevents.Event) {
 	q.mu.Lock()
 	q.events = append(q.events, e)
+	q.latest[e.URL] = e
 	n := len(q.events) + len(q.states)
 	q.mu.Unlock()
 	if n >= 512 {
@@ -131,6 +136,26 @@ func (q *persistQueue) putBack(events []webevents.Event, states map[string]URLSt
 	for u, st := range states {
 		if _, newer := q.states[u]; !newer {
 			q.states[u] = st
+		}
+	}
+}
+
+// pending returns the URL's last event not yet in the store.
+func (q *persistQueue) pending(url string) (webevents.Event, bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	e, ok := q.latest[url]
+	return e, ok
+}
+
+// written forgets events the store now has (or refused): a URL's later
+// event, queued since, stays.
+func (q *persistQueue) written(events []webevents.Event) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for _, e := range events {
+		if q.latest[e.URL] == e {
+			delete(q.latest, e.URL)
 		}
 	}
 }
@@ -165,6 +190,7 @@ func (c *Crawler) save(st *URLState) { c.queue.addState(*st) }
 // 512 items, and once more when the crawler stops.
 func (c *Crawler) persister() error {
 	flush := func(events []webevents.Event, states map[string]URLState) {
+		all := slices.Clone(events) // DeleteFunc below clears what it drops
 		// Each event on its own: one the store would refuse must not take
 		// the others of its batch down with it (the crawler checks them
 		// before queueing; this is the second line).
@@ -188,6 +214,7 @@ func (c *Crawler) persister() error {
 				return
 			}
 		}
+		c.queue.written(all)
 		if len(states) > 0 {
 			batch := make([]URLState, 0, len(states))
 			for _, s := range states {

@@ -1,0 +1,140 @@
+package crawl
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+	"time"
+)
+
+// rateOf is a settled estimate of lambda changes per second in the
+// Last-Modified form: 1,000 visits, half of which found a change.
+func rateOf(lambda float64) changeRate {
+	const n, x = 1000.0, 500.0
+	lm := (x - 1) - x/(n*math.Log(1-x/n))
+	return changeRate{Visits: n, Changes: x, Still: float32(lm / lambda), Watched: float32(2 * lm / lambda)}
+}
+
+// The fitted schedule of one host spends its politeness budget and, with
+// no bound in the way, is the optimum of optimal.go for that budget: the
+// binned fit loses nothing measurable.
+func TestRefitSpendsTheBudget(t *testing.T) {
+	c, err := New(Config{Seeds: []string{"http://a.test/"}, CID: "me.test:1 cocrawl/1.1",
+		MinDelay: 100 * time.Millisecond, DelaySet: true, RevisitMin: time.Millisecond, RevisitMax: 1e6 * time.Second}, nil, &MemFrontier{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	rates := make([]float64, 300)
+	now := time.Now()
+	for i := range rates {
+		rates[i] = math.Pow(10, -3+3*rng.Float64())
+		c.f.add(URLState{URL: fmt.Sprintf("http://a.test/%d", i), Polls: 10, Due: now.Add(time.Hour), Rate: rateOf(rates[i])})
+	}
+	h := c.f.hosts["http://a.test"]
+	c.refit(h, now)
+	want := 10 * budgetShare // requests per second: one per 100 ms delay
+	if math.Abs(h.fit.budget-want) > 1e-9 {
+		t.Fatalf("the fit had %g requests per second to spend, want %g", h.fit.budget, want)
+	}
+	freqs := make([]float64, len(rates))
+	spent, unvisited := 0.0, 0
+	for i, st := range h.queue.items {
+		lambda, _ := st.Rate.rate()
+		iv := c.optimalInterval(lambda, h.fit.mu, false, time.Hour)
+		if iv == c.cfg.RevisitMax {
+			unvisited++
+		}
+		freqs[i] = 1 / iv.Seconds()
+		spent += freqs[i]
+		rates[i] = lambda
+	}
+	if math.Abs(spent-want) > 0.01*want {
+		t.Errorf("the schedule spends %.3f requests per second of %.3f", spent, want)
+	}
+	_, best := OptimalFrequencies(rates, want)
+	got := meanFreshness(rates, freqs)
+	t.Logf("fitted schedule: freshness %.5f, optimum %.5f (%.4f of it); spends %.4f of %.4f; %d of %d URLs at RevisitMax", got, best, got/best, spent, want, unvisited, len(rates))
+	if got < 0.999*best {
+		t.Errorf("fitted freshness %.5f is below the optimum %.5f", got, best)
+	}
+	if unvisited == 0 {
+		t.Error("no page changes too fast for this budget: the test web is not the one meant")
+	}
+
+	// A budget larger than every URL at RevisitMin needs: all at RevisitMin.
+	c.cfg.RevisitMin = 100 * time.Second
+	h.fit.at = time.Time{}
+	c.refit(h, now)
+	if h.fit.mu != 0 || c.optimalInterval(1, h.fit.mu, false, time.Hour) != c.cfg.RevisitMin {
+		t.Errorf("an ample budget fitted μ = %g", h.fit.mu)
+	}
+}
+
+// A saturated count-form estimate (every visit found a change) probes at
+// half its last interval; a rate too fast for the budget waits RevisitMax.
+func TestOptimalIntervalBounds(t *testing.T) {
+	c := startIdle(t, "http://a.test/")
+	if iv := c.optimalInterval(1, 2, false, time.Hour); iv != c.cfg.RevisitMax {
+		t.Errorf("λμ ≥ 1 gave %v, want RevisitMax", iv)
+	}
+	mu := 650.0 // with λ = 1e-6 changes per second, a 10 h interval
+	free := c.optimalInterval(1e-6, mu, false, 100*time.Hour)
+	probe := c.optimalInterval(1e-6, mu, true, 4*time.Hour)
+	if probe != 2*time.Hour || free <= probe {
+		t.Errorf("a saturated estimate gave %v (unsaturated %v), want half of 4h", probe, free)
+	}
+	r := changeRate{}
+	for range 5 {
+		r.observe(time.Minute, true, 0, false)
+	}
+	if !r.saturated() {
+		t.Error("five changes in five visits without Last-Modified is not saturated")
+	}
+	r.observe(time.Minute, false, 0, false)
+	if r.saturated() {
+		t.Error("a visit without a change left the estimate saturated")
+	}
+}
+
+// First visits go to the URLs most pages link to; revisits that are due
+// still leave first visits the explore share of requests.
+func TestFirstVisitsByBacklinksAndExplore(t *testing.T) {
+	f := newFrontier()
+	now := time.Now()
+	for i := range 4 {
+		f.add(URLState{URL: fmt.Sprintf("http://a.test/%d", i), Due: now, Depth: 1})
+	}
+	for i, n := range []int{0, 3, 1, 2} {
+		st := f.urls[fmt.Sprintf("http://a.test/%d", i)]
+		for range n {
+			f.linked(st)
+		}
+	}
+	h := f.hosts["http://a.test"]
+	var order []string
+	for h.first.Len() > 0 {
+		order = append(order, f.pop(h, now).URL)
+	}
+	if fmt.Sprint(order) != "[http://a.test/1 http://a.test/3 http://a.test/2 http://a.test/0]" {
+		t.Errorf("first visits in order %v, want by backlinks", order)
+	}
+
+	// 100 due revisits and 100 first visits: about a tenth go first.
+	f = newFrontier()
+	for i := range 100 {
+		f.add(URLState{URL: fmt.Sprintf("http://a.test/r%d", i), Polls: 1, Due: now.Add(-time.Minute)})
+		f.add(URLState{URL: fmt.Sprintf("http://a.test/n%d", i), Due: now})
+	}
+	h = f.hosts["http://a.test"]
+	firsts := 0
+	for range 100 {
+		if f.pop(h, now).Polls == 0 {
+			firsts++
+		}
+	}
+	if firsts < 8 || firsts > 12 {
+		t.Errorf("%d of 100 requests were first visits while revisits were due, want about 10", firsts)
+	}
+}
