@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cocrawl/cocrawl/crawl/revisit"
 	"golang.org/x/net/publicsuffix"
 )
 
@@ -33,8 +34,8 @@ type URLState struct {
 	HostNext int64 `json:"hn,omitempty"`
 	// Seen is when this crawler last looked at the URL (Unix ms), and
 	// Rate what its looks have shown of how often it changes.
-	Seen int64      `json:"s,omitempty"`
-	Rate changeRate `json:"cr,omitzero"`
+	Seen int64        `json:"s,omitempty"`
+	Rate revisit.Rate `json:"cr,omitzero"`
 
 	qi       int  // 1 + position in its host's queue or first-visit heap; 0 when in neither (being polled, gone)
 	inFirst  bool // queued in the first-visit heap

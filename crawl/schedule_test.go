@@ -6,14 +6,16 @@ import (
 	"math/rand/v2"
 	"testing"
 	"time"
+
+	"github.com/cocrawl/cocrawl/crawl/revisit"
 )
 
 // rateOf is a settled estimate of lambda changes per second in the
 // Last-Modified form: 1,000 visits, half of which found a change.
-func rateOf(lambda float64) changeRate {
+func rateOf(lambda float64) revisit.Rate {
 	const n, x = 1000.0, 500.0
 	lm := (x - 1) - x/(n*math.Log(1-x/n))
-	return changeRate{Visits: n, Changes: x, Still: float32(lm / lambda), Watched: float32(2 * lm / lambda)}
+	return revisit.Rate{Visits: n, Changes: x, Still: float32(lm / lambda), Watched: float32(2 * lm / lambda)}
 }
 
 // The fitted schedule of one host spends its politeness budget and, with
@@ -41,8 +43,8 @@ func TestRefitSpendsTheBudget(t *testing.T) {
 	freqs := make([]float64, len(rates))
 	spent, unvisited := 0.0, 0
 	for i, st := range h.queue.items {
-		lambda, _ := st.Rate.rate()
-		iv := c.optimalInterval(lambda, h.fit.mu, false, time.Hour)
+		lambda, _ := st.Rate.Estimate()
+		iv := revisit.Interval(lambda, h.fit.mu, false, 0, c.cfg.RevisitMin, c.cfg.RevisitMax)
 		if iv == c.cfg.RevisitMax {
 			unvisited++
 		}
@@ -53,8 +55,8 @@ func TestRefitSpendsTheBudget(t *testing.T) {
 	if math.Abs(spent-want) > 0.01*want {
 		t.Errorf("the schedule spends %.3f requests per second of %.3f", spent, want)
 	}
-	_, best := OptimalFrequencies(rates, want)
-	got := meanFreshness(rates, freqs)
+	_, best := revisit.OptimalFrequencies(rates, want)
+	got := revisit.MeanFreshness(rates, freqs)
 	t.Logf("fitted schedule: freshness %.5f, optimum %.5f (%.4f of it); spends %.4f of %.4f; %d of %d URLs at RevisitMax", got, best, got/best, spent, want, unvisited, len(rates))
 	if got < 0.999*best {
 		t.Errorf("fitted freshness %.5f is below the optimum %.5f", got, best)
@@ -67,33 +69,37 @@ func TestRefitSpendsTheBudget(t *testing.T) {
 	c.cfg.RevisitMin = 100 * time.Second
 	h.fit.at = time.Time{}
 	c.refit(h, now)
-	if h.fit.mu != 0 || c.optimalInterval(1, h.fit.mu, false, time.Hour) != c.cfg.RevisitMin {
+	if h.fit.mu != 0 || revisit.Interval(1, h.fit.mu, false, 0, c.cfg.RevisitMin, c.cfg.RevisitMax) != c.cfg.RevisitMin {
 		t.Errorf("an ample budget fitted μ = %g", h.fit.mu)
 	}
 }
 
 // A saturated count-form estimate (every visit found a change) probes at
-// half its last interval; a rate too fast for the budget waits RevisitMax.
+// half its last interval; a rate too fast for the budget waits RevisitMax,
+// which an interval reaches by doubling at most from one visit to the next.
 func TestOptimalIntervalBounds(t *testing.T) {
 	c := startIdle(t, "http://a.test/")
-	if iv := c.optimalInterval(1, 2, false, time.Hour); iv != c.cfg.RevisitMax {
+	if iv := revisit.Interval(1, 2, false, 0, c.cfg.RevisitMin, c.cfg.RevisitMax); iv != c.cfg.RevisitMax {
 		t.Errorf("λμ ≥ 1 gave %v, want RevisitMax", iv)
 	}
+	if iv := revisit.Interval(1, 2, false, 3*time.Hour, c.cfg.RevisitMin, c.cfg.RevisitMax); iv != 6*time.Hour {
+		t.Errorf("λμ ≥ 1 after a 3h interval gave %v, want 6h", iv)
+	}
 	mu := 650.0 // with λ = 1e-6 changes per second, a 10 h interval
-	free := c.optimalInterval(1e-6, mu, false, 100*time.Hour)
-	probe := c.optimalInterval(1e-6, mu, true, 4*time.Hour)
+	free := revisit.Interval(1e-6, mu, false, 100*time.Hour, c.cfg.RevisitMin, c.cfg.RevisitMax)
+	probe := revisit.Interval(1e-6, mu, true, 4*time.Hour, c.cfg.RevisitMin, c.cfg.RevisitMax)
 	if probe != 2*time.Hour || free <= probe {
 		t.Errorf("a saturated estimate gave %v (unsaturated %v), want half of 4h", probe, free)
 	}
-	r := changeRate{}
+	r := revisit.Rate{}
 	for range 5 {
-		r.observe(time.Minute, true, 0, false)
+		r.Observe(time.Minute, true, 0, false)
 	}
-	if !r.saturated() {
+	if !r.Saturated() {
 		t.Error("five changes in five visits without Last-Modified is not saturated")
 	}
-	r.observe(time.Minute, false, 0, false)
-	if r.saturated() {
+	r.Observe(time.Minute, false, 0, false)
+	if r.Saturated() {
 		t.Error("a visit without a change left the estimate saturated")
 	}
 }

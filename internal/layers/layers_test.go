@@ -25,10 +25,12 @@ var allowed = map[string][]string{
 	"internal/testweb":    {},
 	"internal/chart":      {},
 	"protocol":            {"webevents", "internal/netguard", "internal/iolimit"},
-	"crawl":               {"webevents", "internal/netguard", "internal/iolimit"},
+	"crawl":               {"webevents", "crawl/revisit", "internal/netguard", "internal/iolimit"},
+	"crawl/revisit":       {},
 	"peer":                {"webevents", "protocol", "crawl", "peer/rho", "peer/trust", "internal/netguard"},
 	"peer/trust":          {},
-	"sim":                 {"peer/rho", "peer/trust", "internal/chart"},
+	"sim":                 {"peer/rho", "peer/trust", "crawl/revisit", "internal/chart"},
+	"internal/measure":    {"crawl", "crawl/revisit", "webevents", "internal/testweb"},
 	"internal/demo":       {"internal/chart", "webevents", "protocol", "crawl", "peer", "peer/rho", "internal/netguard", "internal/testweb"},
 }
 

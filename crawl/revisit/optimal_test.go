@@ -1,4 +1,4 @@
-package crawl
+package revisit
 
 import (
 	"math"
@@ -36,7 +36,7 @@ func TestOptimalFrequencies(t *testing.T) {
 			uniform[i] = budget / float64(len(rates))
 			proportional[i] = budget * l / sum
 		}
-		u, p := meanFreshness(rates, uniform), meanFreshness(rates, proportional)
+		u, p := MeanFreshness(rates, uniform), MeanFreshness(rates, proportional)
 		t.Logf("budget %g/s: optimum %.4f, uniform %.4f (%.3f of it), proportional %.4f (%.3f); %d pages never visited",
 			budget, opt, u, u/opt, p, p/opt, skipped)
 		if !(opt >= u && u >= p) {

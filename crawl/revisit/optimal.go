@@ -1,4 +1,4 @@
-package crawl
+package revisit
 
 import "math"
 
@@ -13,12 +13,13 @@ import "math"
 //
 // for one μ shared by every page visited: a page whose λμ ≥ 1 is not
 // visited at all, as it changes too often for any affordable frequency to
-// keep it fresh. This is the optimum the revisit policy of issue 19 is
-// measured against; it is not the crawler's schedule yet.
+// keep it fresh. Bins and Interval (schedule.go) make it a crawler's
+// schedule; OptimalFrequencies is the exact optimum that schedules are
+// measured against.
 
-// freshness is F(λ, f): the share of time a page of change rate λ,
+// Freshness is F(λ, f): the share of time a page of change rate λ,
 // visited f times per second at even intervals, is fresh.
-func freshness(lambda, f float64) float64 {
+func Freshness(lambda, f float64) float64 {
 	switch {
 	case lambda <= 0:
 		return 1
@@ -84,9 +85,9 @@ func inverseMarginal(y float64) float64 {
 	return x
 }
 
-// frequencyAt is the optimal frequency of a page of rate lambda for the
+// FrequencyAt is the optimal frequency of a page of rate lambda for the
 // multiplier mu.
-func frequencyAt(lambda, mu float64) float64 {
+func FrequencyAt(lambda, mu float64) float64 {
 	if lambda <= 0 || lambda*mu >= 1 {
 		return 0
 	}
@@ -100,20 +101,20 @@ func frequencyAt(lambda, mu float64) float64 {
 func OptimalFrequencies(rates []float64, budget float64) ([]float64, float64) {
 	out := make([]float64, len(rates))
 	if budget <= 0 || len(rates) == 0 {
-		return out, meanFreshness(rates, out)
+		return out, MeanFreshness(rates, out)
 	}
 	total := func(mu float64) float64 {
 		s := 0.0
 		for _, l := range rates {
-			s += frequencyAt(l, mu)
+			s += FrequencyAt(l, mu)
 		}
 		return s
 	}
 	mu := multiplierFor(total, budget, 100)
 	for i, l := range rates {
-		out[i] = frequencyAt(l, mu)
+		out[i] = FrequencyAt(l, mu)
 	}
-	return out, meanFreshness(rates, out)
+	return out, MeanFreshness(rates, out)
 }
 
 // multiplierFor returns the μ at which spend(μ), which falls as μ grows,
@@ -139,14 +140,14 @@ func multiplierFor(spend func(mu float64) float64, budget float64, steps int) fl
 	return hi
 }
 
-// meanFreshness is the mean of F over the pages.
-func meanFreshness(rates, freqs []float64) float64 {
+// MeanFreshness is the mean of F over the pages.
+func MeanFreshness(rates, freqs []float64) float64 {
 	if len(rates) == 0 {
 		return 0
 	}
 	s := 0.0
 	for i, l := range rates {
-		s += freshness(l, freqs[i])
+		s += Freshness(l, freqs[i])
 	}
 	return s / float64(len(rates))
 }

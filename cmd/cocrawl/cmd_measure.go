@@ -1,0 +1,79 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/cocrawl/cocrawl/internal/measure"
+)
+
+// cmdMeasure runs the crawler's policy experiments (docs/performance.md).
+func cmdMeasure(ctx context.Context, args []string, out io.Writer) error {
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+		return usagef("measure takes an experiment: revisits or first-visits")
+	}
+	switch args[0] {
+	case "revisits":
+		return measureRevisits(ctx, args[1:], out)
+	case "first-visits":
+		return measureFirstVisits(ctx, args[1:], out)
+	}
+	return usagef("no experiment %q: revisits or first-visits", args[0])
+}
+
+func measureRevisits(ctx context.Context, args []string, out io.Writer) error {
+	fs := newFlags("measure revisits", "measure revisits [--hosts N] [--pages N] [--delay D] [--center R] [--spread S] [--warmup D] [--measure D] [--policies LIST] [--seed N]")
+	var c measure.RevisitConfig
+	fs.IntVar(&c.Hosts, "hosts", 2, "testweb hosts")
+	fs.IntVar(&c.Pages, "pages", 100, "pages per host")
+	fs.DurationVar(&c.Delay, "delay", 50*time.Millisecond, "politeness delay per host: the request rate is capped near 1/delay")
+	fs.Float64Var(&c.Center, "center", 0.6, "geometric centre of the pages' change rates, per second")
+	fs.Float64Var(&c.Spread, "spread", 3, "orders of magnitude the change rates spread over (log-uniform)")
+	fs.DurationVar(&c.Warmup, "warmup", 3*time.Minute, "crawl time before freshness is measured")
+	fs.DurationVar(&c.Measure, "measure", 3*time.Minute, "time freshness is averaged over")
+	fs.Uint64Var(&c.Seed, "seed", 1, "random seed of the web")
+	policies := fs.String("policies", "optimal,adaptive,uniform", "revisit policies to compare, comma-separated")
+	if pos, err := parse(fs, args); err != nil {
+		return err
+	} else if len(pos) > 0 {
+		return usagef("unexpected argument %q", pos[0])
+	}
+	c.Policies = strings.Split(*policies, ",")
+	c.Progress = out
+	fmt.Fprintf(out, "each policy crawls its own copy of the web at once; %v in all\n", c.Warmup+c.Measure)
+	rep, err := measure.Revisits(ctx, c)
+	if err != nil {
+		return err
+	}
+	rep.Print(out)
+	return nil
+}
+
+func measureFirstVisits(ctx context.Context, args []string, out io.Writer) error {
+	fs := newFlags("measure first-visits", "measure first-visits FOLDER... [--start PATH] [--share F] [--hot F] [--delay D]\n\n"+
+		"Each FOLDER is a site of real HTML, served on loopback, for example\n"+
+		"/usr/share/doc/python3.11/html (apt-get install python3-doc) or\n"+
+		"/usr/share/doc/postgresql-doc-15/html (apt-get install postgresql-doc-15).")
+	var c measure.FirstVisitConfig
+	fs.StringVar(&c.Start, "start", "/index.html", "path of the page each crawl starts from")
+	fs.Float64Var(&c.Share, "share", 0.1, "share of each site's URLs a crawl may fetch")
+	fs.Float64Var(&c.Hot, "hot", 0.1, "share of URLs, by in-links, that are hot")
+	fs.DurationVar(&c.Delay, "delay", 20*time.Millisecond, "politeness delay of the live crawls")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) == 0 {
+		return usagef("measure first-visits takes one or more folders of HTML")
+	}
+	c.Sites, c.Progress = pos, out
+	res, err := measure.FirstVisits(ctx, c)
+	if err != nil {
+		return err
+	}
+	measure.PrintFirstVisits(out, c, res)
+	return nil
+}

@@ -1,0 +1,272 @@
+package measure
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/cocrawl/cocrawl/crawl"
+	"github.com/cocrawl/cocrawl/crawl/revisit"
+	"github.com/cocrawl/cocrawl/internal/testweb"
+	"github.com/cocrawl/cocrawl/webevents"
+)
+
+// RevisitConfig shapes the revisit experiment. Zero fields take the
+// defaults named.
+type RevisitConfig struct {
+	Hosts int // default 2
+	Pages int // per host, default 100
+	// Delay is the politeness delay per host, which caps its request rate
+	// near 1/Delay; default 50 ms.
+	Delay time.Duration
+	// Center and Spread: the pages' change rates are log-uniform over
+	// Spread orders of magnitude around Center changes per second; default
+	// 0.6 and 3 (0.019 to 19 changes per second).
+	Center, Spread float64
+	Warmup         time.Duration // before freshness is measured; default 3 min
+	Measure        time.Duration // the time freshness is averaged over; default 3 min
+	// Policies to compare; default optimal, adaptive and uniform. Each
+	// runs against its own copy of the web (the same seed: the same rates).
+	Policies []string
+	Seed     uint64
+	Progress io.Writer // a line every 30 s; nil for none
+}
+
+func (c *RevisitConfig) defaults() {
+	if c.Hosts <= 0 {
+		c.Hosts = 2
+	}
+	if c.Pages <= 0 {
+		c.Pages = 100
+	}
+	if c.Delay <= 0 {
+		c.Delay = 50 * time.Millisecond
+	}
+	if c.Center <= 0 {
+		c.Center = 0.6
+	}
+	if c.Spread <= 0 {
+		c.Spread = 3
+	}
+	if c.Warmup <= 0 {
+		c.Warmup = 3 * time.Minute
+	}
+	if c.Measure <= 0 {
+		c.Measure = 3 * time.Minute
+	}
+	if len(c.Policies) == 0 {
+		c.Policies = []string{crawl.RevisitOptimal, crawl.RevisitAdaptive, crawl.RevisitUniform}
+	}
+	if c.Seed == 0 {
+		c.Seed = 1
+	}
+}
+
+// PolicyRun is what one policy achieved.
+type PolicyRun struct {
+	Policy    string
+	Freshness float64 // time-averaged share of pages held fresh over the window
+	Requests  float64 // requests per second over the window
+	Optimum   float64 // the optimum's freshness at RevisitReport.Budget
+	// Estimates: how many pages had at least 20 visits, and the median
+	// and mean of estimated/true rate over them.
+	Estimated          int
+	MedianRatio, MeanR float64
+}
+
+// Share is the run's freshness as a share of the optimum.
+func (r PolicyRun) Share() float64 { return r.Freshness / r.Optimum }
+
+// RevisitReport is the experiment's result.
+type RevisitReport struct {
+	Config RevisitConfig
+	// Budget is the request rate the optimum may spend: the highest any
+	// policy reached (uniform revisits keep every host busy, so it is what
+	// politeness allows).
+	Budget float64
+	Runs   []PolicyRun
+}
+
+// Revisits crawls a testweb whose pages change at Poisson rates spread
+// over orders of magnitude, once per policy at the same time, each against
+// its own copy of the web, with a request rate capped by politeness. It
+// measures each policy's time-averaged freshness against the web's truth
+// and the optimum for the request rate reached (Cho and Garcia-Molina's
+// Lagrangian allocation over the true rates, revisit.OptimalFrequencies).
+func Revisits(ctx context.Context, cfg RevisitConfig) (*RevisitReport, error) {
+	cfg.defaults()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type arm struct {
+		policy string
+		web    *testweb.Web
+		c      *crawl.Crawler
+		store  *webevents.MemStore
+		fresh  float64
+		n      int
+		polls  [2]int64
+	}
+	var arms []*arm
+	defer func() {
+		for _, a := range arms {
+			a.web.Close()
+		}
+	}()
+	var wg sync.WaitGroup
+	for _, p := range cfg.Policies {
+		w, err := testweb.Start(testweb.Config{Hosts: cfg.Hosts, PagesPerHost: cfg.Pages, UpdateRate: cfg.Center,
+			RateSpread: cfg.Spread, CrossLinks: -1, Seed: cfg.Seed})
+		if err != nil {
+			return nil, err
+		}
+		a := &arm{policy: p, web: w, store: webevents.NewMemStore()}
+		arms = append(arms, a)
+		c, err := crawl.New(crawl.Config{
+			Seeds: w.Seeds(), CID: "measure.test:1 cocrawl/1.1", Workers: cfg.Hosts * 2,
+			MinDelay: cfg.Delay, DelaySet: true, DelayFactor: 1,
+			RevisitMin: cfg.Delay, RevisitMax: time.Hour, Revisit: p,
+			Fetch:  crawl.FetchConfig{AllowPrivate: true, Timeout: 5 * time.Second},
+			Logger: slog.New(slog.DiscardHandler),
+		}, a.store, &crawl.MemFrontier{})
+		if err != nil {
+			return nil, err
+		}
+		a.c = c
+		wg.Add(2)
+		go func() { defer wg.Done(); w.Run(ctx) }()
+		go func() { defer wg.Done(); c.Run(ctx) }()
+	}
+	defer wg.Wait()
+	defer cancel()
+
+	start := time.Now()
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	lastNote := start
+	measuring := false
+	for {
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case now := <-tick.C:
+			el := now.Sub(start)
+			if !measuring && el >= cfg.Warmup {
+				measuring = true
+				for _, a := range arms {
+					a.polls[0] = a.c.Stats().Polls
+				}
+			}
+			if measuring {
+				for _, a := range arms {
+					a.fresh += freshShare(a.web, a.store)
+					a.n++
+				}
+			}
+			if cfg.Progress != nil && now.Sub(lastNote) >= 30*time.Second {
+				lastNote = now
+				var parts []string
+				for _, a := range arms {
+					parts = append(parts, fmt.Sprintf("%s %.3f", a.policy, freshShare(a.web, a.store)))
+				}
+				fmt.Fprintf(cfg.Progress, "%4.0fs  fresh now: %s\n", el.Seconds(), strings.Join(parts, ", "))
+			}
+			if el < cfg.Warmup+cfg.Measure {
+				continue
+			}
+		}
+		break
+	}
+	rep := &RevisitReport{Config: cfg}
+	for _, a := range arms {
+		a.polls[1] = a.c.Stats().Polls
+		run := PolicyRun{Policy: a.policy, Freshness: a.fresh / float64(max(a.n, 1)),
+			Requests: float64(a.polls[1]-a.polls[0]) / cfg.Measure.Seconds()}
+		run.Estimated, run.MedianRatio, run.MeanR = estimateRatios(a.web, a.c)
+		rep.Runs = append(rep.Runs, run)
+		rep.Budget = max(rep.Budget, run.Requests)
+	}
+	opt := optimumPerHost(arms[0].web, rep.Budget)
+	for i := range rep.Runs {
+		rep.Runs[i].Optimum = opt
+	}
+	return rep, nil
+}
+
+// freshShare is the share of the pages of known rate (every page but the
+// home pages) whose state the store holds as it is now.
+func freshShare(w *testweb.Web, store *webevents.MemStore) float64 {
+	truth := w.Truth()
+	rates := w.Rates()
+	fresh := 0
+	for u := range rates {
+		e, ok, err := store.Get(u)
+		if err == nil && ok && e.Stat != webevents.Delete && e.ETag == truth[u].ETag {
+			fresh++
+		}
+	}
+	return float64(fresh) / float64(max(len(rates), 1))
+}
+
+// estimateRatios compares the crawler's change-rate estimates with the
+// true rates, over pages of at least 20 visits.
+func estimateRatios(w *testweb.Web, c *crawl.Crawler) (n int, median, mean float64) {
+	var ratios []float64
+	for u, rate := range w.Rates() {
+		est, visits, ok := c.ChangeRate(u)
+		if ok && visits >= 20 {
+			ratios = append(ratios, est/rate)
+		}
+	}
+	if len(ratios) == 0 {
+		return 0, math.NaN(), math.NaN()
+	}
+	slices.Sort(ratios)
+	s := 0.0
+	for _, r := range ratios {
+		s += r
+	}
+	return len(ratios), ratios[len(ratios)/2], s / float64(len(ratios))
+}
+
+// optimumPerHost is the optimal mean freshness when each host gets an
+// equal share of budget requests per second (politeness is per host).
+func optimumPerHost(w *testweb.Web, budget float64) float64 {
+	byHost := map[string][]float64{}
+	for u, r := range w.Rates() {
+		h := u[:strings.Index(u[len("http://"):], "/")+len("http://")]
+		byHost[h] = append(byHost[h], r)
+	}
+	hosts := make([]string, 0, len(byHost))
+	for h := range byHost {
+		hosts = append(hosts, h)
+	}
+	sort.Strings(hosts)
+	sum, n := 0.0, 0
+	for _, h := range hosts {
+		rates := byHost[h]
+		_, f := revisit.OptimalFrequencies(rates, budget/float64(len(hosts)))
+		sum += f * float64(len(rates))
+		n += len(rates)
+	}
+	return sum / float64(max(n, 1))
+}
+
+// Print writes the report as a table.
+func (r *RevisitReport) Print(out io.Writer) {
+	c := r.Config
+	fmt.Fprintf(out, "revisits: %d hosts x %d pages, change rates log-uniform over %g orders around %g/s, delay %v; warm-up %v, measured over %v\n",
+		c.Hosts, c.Pages, c.Spread, c.Center, c.Delay, c.Warmup, c.Measure)
+	fmt.Fprintf(out, "optimum for %.2f requests/s: freshness %.4f\n", r.Budget, r.Runs[0].Optimum)
+	fmt.Fprintf(out, "%-9s %9s %10s %12s %10s %14s\n", "policy", "fresh", "of optimum", "requests/s", "estimated", "est/true med,mean")
+	for _, run := range r.Runs {
+		fmt.Fprintf(out, "%-9s %9.4f %10.3f %12.2f %10d %8.2f,%5.2f\n", run.Policy, run.Freshness, run.Share(), run.Requests,
+			run.Estimated, run.MedianRatio, run.MeanR)
+	}
+}
