@@ -50,6 +50,9 @@ type Crawler struct {
 	queue       *persistQueue
 	persistDone chan error
 
+	global   globalFit     // the crawler-wide revisit budget (schedule.go); c.mu
+	fitEvery time.Duration // how often budgets are refitted: fitEvery, shorter in tests
+
 	order                                         maphash.Seed // this crawler's own order (Config.Spread)
 	polls, notModified, created, updated, deleted atomic.Int64
 	confirmed, hinted                             atomic.Int64
@@ -67,7 +70,7 @@ func New(cfg Config, store Store, fs FrontierStore) (*Crawler, error) {
 	}
 	c := &Crawler{cfg: cfg, store: store, fstore: fs, fetcher: NewFetcher(cfg.Fetch), f: newFrontier(),
 		wake: make(chan struct{}, 1), queue: newPersistQueue(), errs: map[string]int64{}, scope: map[string]bool{},
-		order: maphash.MakeSeed()}
+		order: maphash.MakeSeed(), fitEvery: fitEvery}
 	// With a spread order, backlink counts order first visits in classes
 	// (powers of two), inside which each crawler's spread order decides.
 	c.f.firstLess = firstVisitOrder(cfg.FirstVisits, cfg.Spread > 0)
@@ -238,7 +241,11 @@ func (c *Crawler) Poll(ctx context.Context) (PollResult, bool, time.Duration) {
 	}
 	for ctx.Err() == nil {
 		c.mu.Lock()
-		h, wait := c.f.next(time.Now())
+		now := time.Now()
+		h, wait := c.f.next(now)
+		if h != nil {
+			c.sampleBacklog(h, now)
+		}
 		c.mu.Unlock()
 		if h == nil {
 			return PollResult{}, false, wait
@@ -309,6 +316,7 @@ func (c *Crawler) serveHost(ctx context.Context, h *host) PollResult {
 		rb, retry, status, err := c.fetcher.FetchRobots(ctx, h.key, c.cfg.Agent)
 		end := time.Now()
 		c.mu.Lock()
+		h.fit.sent++
 		c.cacheRobots(h, rb)
 		h.robotsUntil = end.Add(c.cfg.RobotsTTL)
 		if retry {
@@ -424,6 +432,7 @@ func (c *Crawler) afterFetch(h *host, st *URLState, res *Result) (webevents.Even
 
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	h.fit.sent++
 	st.checking = false
 	// The links of a page's first view count as backlinks (IB'); later
 	// views count only links to URLs they add, so no page counts twice.

@@ -22,6 +22,20 @@ func testConfig(w *testweb.Web) Config {
 	}
 }
 
+// runWeb starts a testweb that changes (Web.Run) until the test ends.
+func runWeb(t *testing.T, cfg testweb.Config) *testweb.Web {
+	t.Helper()
+	w, err := testweb.Start(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); w.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done; w.Close() })
+	return w
+}
+
 // startCrawler runs a crawler until the test ends.
 func startCrawler(t *testing.T, cfg Config, st Store, fs FrontierStore) *Crawler {
 	t.Helper()

@@ -1,7 +1,6 @@
 package crawl
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -14,14 +13,7 @@ import (
 // near it.
 func TestCrawlEstimatesChangeRates(t *testing.T) {
 	const rate = 0.5 // changes per page per second
-	w, err := testweb.Start(testweb.Config{Hosts: 3, PagesPerHost: 20, UpdateRate: rate, Seed: 11})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go w.Run(ctx)
+	w := runWeb(t, testweb.Config{Hosts: 3, PagesPerHost: 20, UpdateRate: rate, Seed: 11})
 	cfg := testConfig(w)
 	cfg.MinDelay, cfg.RevisitMin, cfg.RevisitMax = 2*time.Millisecond, 400*time.Millisecond, 800*time.Millisecond
 	c := startCrawler(t, cfg, webevents.NewMemStore(), &MemFrontier{})

@@ -1,6 +1,7 @@
 package crawl
 
 import (
+	"math"
 	"time"
 
 	"github.com/cocrawl/cocrawl/crawl/revisit"
@@ -46,7 +47,16 @@ type revisitFit struct {
 	at     time.Time // when it was fitted; zero: never
 	budget float64   // requests per second the fit had to spend on estimated URLs
 	urls   int       // URLs to revisit when it was fitted
+	// sent counts the requests to the host; sentAt is sent at the fit.
+	// scale plans more than budgetShare of B when the host sent less
+	// than that since the last fit: due times that fall together leave
+	// the host idle at times, and what it could have sent then is lost.
+	sent, sentAt int64
+	scale        float64
 }
+
+// Bounds of revisitFit.scale.
+const maxPlanScale = 1.25
 
 // nextInterval sets a URL's revisit interval after a look at it, by the
 // crawler's policy. c.mu held.
@@ -64,12 +74,90 @@ func (c *Crawler) nextInterval(h *host, st *URLState, changed bool, now time.Tim
 		// Not estimated yet: adaptive, but no more often than uniform
 		// revisits of the host's URLs within its budget would come.
 		c.adapt(st, changed)
-		even := time.Duration(float64(h.queued()+1) / (c.budget(h) * budgetShare) * float64(time.Second))
-		st.Interval = min(c.cfg.RevisitMax, max(st.Interval, even))
+		even := float64(h.queued()+1) / (c.budget(h) * budgetShare)
+		if c.global.mu > 0 {
+			even = max(even, float64(len(c.f.urls))/c.global.rate)
+		}
+		st.Interval = min(c.cfg.RevisitMax, max(st.Interval, time.Duration(even*float64(time.Second))))
 		return
 	}
 	c.refit(h, now)
-	st.Interval = revisit.Interval(lambda, h.fit.mu, st.Rate.Saturated(), st.Interval, c.cfg.RevisitMin, c.cfg.RevisitMax)
+	c.refitGlobal(now)
+	// The tighter of the two budgets decides: the host's politeness, or
+	// what the crawler as a whole may send.
+	mu := max(h.fit.mu, c.global.mu)
+	st.Interval = revisit.Interval(lambda, mu, st.Rate.Saturated(), st.Interval, c.cfg.RevisitMin, c.cfg.RevisitMax)
+}
+
+// globalFit is the crawler-wide budget: what its caller (a peer's request
+// budget and rho) and its workers let it send, which politeness alone
+// does not know. It binds when hosts that may send wait for a request
+// slot: Poll samples, each time it hands out a host, whether another was
+// ready too. When most samples say so, the crawler is held back, and the
+// requests it sent since the last fit measure what it may send; the fit
+// plans a little more (globalHeadroom), so a backlog stays and keeps
+// measuring. Otherwise μ is 0 and only the hosts' own fits count. With
+// both, each host takes the larger μ: an approximation of the optimum
+// under both constraints (exact when one of them binds everywhere).
+type globalFit struct {
+	mu, rate        float64 // rate: what the crawler sent while held back, requests per second
+	at              time.Time
+	sentAt          int64 // the crawler's requests at the last fit
+	samples, queued int64 // Poll's samples since, and those with another host ready
+}
+
+const (
+	globalBinds    = 0.2  // share of samples with a host kept waiting that makes the crawler's budget bind
+	globalHeadroom = 1.05 // plan this much more than was sent while held back
+)
+
+// sampleBacklog notes whether host h, handed out at now, had waited for
+// a request slot: for longer than half its politeness cycle, and 50 ms.
+// c.mu held.
+func (c *Crawler) sampleBacklog(h *host, now time.Time) {
+	c.global.samples++
+	// Half a cycle, but not less than a timer's and a busy machine's
+	// slack in waking a worker.
+	slack := max(50*time.Millisecond, (h.lastFetch+c.delay(h, h.lastFetch))/2)
+	if now.Sub(h.readyAt()) > slack {
+		c.global.queued++
+	}
+}
+
+// refitGlobal fits the crawler-wide μ every fitEvery. c.mu held.
+func (c *Crawler) refitGlobal(now time.Time) {
+	g := &c.global
+	if !g.at.IsZero() && now.Sub(g.at) < c.fitEvery {
+		return
+	}
+	el := now.Sub(g.at).Seconds()
+	sent := c.polls.Load() + c.robotsFetches.Load()
+	binds := !g.at.IsZero() && g.samples >= 20 && float64(g.queued) > globalBinds*float64(g.samples)
+	rate := float64(sent-g.sentAt) / el
+	g.at, g.sentAt, g.samples, g.queued, g.rate = now, sent, 0, 0, rate
+	if !binds || rate <= 0 {
+		g.mu = 0
+		return
+	}
+	var bins revisit.Bins
+	avail := rate * globalHeadroom
+	for _, h := range c.f.hosts {
+		if h.first.Len() > 0 {
+			avail *= 1 - c.f.explore // first visits wait too: keep them their share
+			break
+		}
+	}
+	share := avail / float64(max(1, len(c.f.urls)))
+	for _, h := range c.f.hosts {
+		for _, st := range h.queue.items {
+			if lambda, ok := st.Rate.Estimate(); ok {
+				bins.Add(lambda)
+			} else if st.Interval > 0 {
+				avail -= min(share, 1/st.Interval.Seconds())
+			}
+		}
+	}
+	g.mu = bins.Multiplier(avail, 1/c.cfg.RevisitMax.Seconds(), 1/c.cfg.RevisitMin.Seconds())
 }
 
 // budget is the request rate politeness allows the host: one request per
@@ -91,7 +179,20 @@ func (c *Crawler) refit(h *host, now time.Time) {
 		return
 	}
 	var bins revisit.Bins
-	avail := c.budget(h) * budgetShare
+	target := c.budget(h) * budgetShare
+	if h.fit.scale == 0 {
+		h.fit.scale = 1
+	}
+	if el := now.Sub(h.fit.at).Seconds(); !h.fit.at.IsZero() && el > 0 && h.fit.mu > 0 && !math.IsInf(h.fit.mu, 1) {
+		// Only a fit that spent a binding budget learns from what it sent.
+		if sent := float64(h.fit.sent-h.fit.sentAt) / el; sent < target {
+			h.fit.scale = min(maxPlanScale, h.fit.scale*target/max(sent, target/2))
+		} else {
+			h.fit.scale = max(1, h.fit.scale*target/sent)
+		}
+	}
+	h.fit.sentAt = h.fit.sent
+	avail := target * h.fit.scale
 	if h.first.Len() > 0 {
 		avail *= 1 - c.f.explore
 	}

@@ -1,6 +1,7 @@
 package crawl
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -8,6 +9,8 @@ import (
 	"time"
 
 	"github.com/cocrawl/cocrawl/crawl/revisit"
+	"github.com/cocrawl/cocrawl/internal/testweb"
+	"github.com/cocrawl/cocrawl/webevents"
 )
 
 // rateOf is a settled estimate of lambda changes per second in the
@@ -142,5 +145,51 @@ func TestFirstVisitsByBacklinksAndExplore(t *testing.T) {
 	}
 	if firsts < 8 || firsts > 12 {
 		t.Errorf("%d of 100 requests were first visits while revisits were due, want about 10", firsts)
+	}
+}
+
+// A crawler its caller holds back (a peer's request budget) learns that
+// budget: its polls wait, the global fit binds at about the rate it was
+// given, and it plans revisits within it. Driven by its own workers, only
+// politeness binds.
+func TestGlobalBudgetIsLearnt(t *testing.T) {
+	w := runWeb(t, testweb.Config{Hosts: 2, PagesPerHost: 40, UpdateRate: 0.5, RateSpread: 2, CrossLinks: -1, Seed: 8})
+	ctx := context.Background()
+	cfg := testConfig(w)
+	cfg.MinDelay, cfg.RevisitMin, cfg.RevisitMax = 5*time.Millisecond, 5*time.Millisecond, time.Hour
+	c, err := New(cfg, webevents.NewMemStore(), &MemFrontier{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.fitEvery = 2500 * time.Millisecond
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer c.Stop()
+	// The caller allows 10 requests a second; politeness would allow 400.
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	deadline := time.Now().Add(8 * time.Second)
+	for time.Now().Before(deadline) {
+		<-tick.C
+		c.Poll(ctx)
+	}
+	c.mu.Lock()
+	g := c.global
+	c.mu.Unlock()
+	t.Logf("global fit: μ %.3g at %.1f requests/s", g.mu, g.rate)
+	if g.mu <= 0 || g.rate < 7 || g.rate > 13 {
+		t.Errorf("held to 10 requests/s, the global fit has μ %g at %.1f/s", g.mu, g.rate)
+	}
+
+	free := startCrawler(t, cfg, webevents.NewMemStore(), &MemFrontier{})
+	free.mu.Lock()
+	free.fitEvery = 500 * time.Millisecond
+	free.mu.Unlock()
+	time.Sleep(3 * time.Second)
+	free.mu.Lock()
+	defer free.mu.Unlock()
+	if free.global.mu != 0 {
+		t.Errorf("a crawler its workers drive has a binding global fit (μ %g at %.1f/s)", free.global.mu, free.global.rate)
 	}
 }

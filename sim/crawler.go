@@ -85,11 +85,16 @@ type crawler struct {
 	sample   []check // the reservoir of the merge in flight
 	sampled  int
 	checks   checkCounts
+
+	sched *pollSchedule // nil: the cycle (RevisitCycle)
 }
 
 // nextObject is the next slot of c's visit order that is created and not
 // known to be deleted. ok is false only if no slot qualifies.
 func (w *world) nextObject(c *crawler) (uint32, bool) {
+	if c.sched != nil {
+		return c.sched.pop()
+	}
 	for range c.permMod {
 		i := c.cursor
 		c.cursor++
@@ -305,6 +310,9 @@ func (w *world) pollDone(c *crawler) {
 	c.bytes += w.objectBytes(o)
 	idx := int(o)*w.n + c.id
 	seen := w.cur[o]
+	if c.sched != nil {
+		c.sched.polled(o, w.now, w.versions[idx] != seen, w.dead[o], w.lastMod[o], c.polls)
+	}
 	if w.dead[o] {
 		if w.versions[idx] == verNone {
 			w.versions[idx] = verDeleted // never seen: not an event, but not visited again

@@ -42,6 +42,7 @@ var experiments = []experiment{
 	{"bangbang", "figure 6.13 and table 6.1: the bang-bang controller", planBangBang},
 	{"controllers", "every peer/rho controller against the best fixed rho for each N", planControllers},
 	{"liars", "lying crawlers in a community, without and with spot-checks (spec section 12)", planLiars},
+	{"revisits", "revisit policies (cycle, adaptive, optimal) on a web of spread change rates, against the optimum", planRevisits},
 }
 
 // Experiments lists the experiments' names and what they reproduce.

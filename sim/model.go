@@ -17,6 +17,11 @@ type Model struct {
 	CreatePerDay float64 // object creations per simulated day (thesis: 3,476)
 	DeletePerDay float64 // object deletions per simulated day (thesis: 3,476)
 	UpdateRate   float64 // updates per live object per second (lambda_U; not in the thesis: calibrated)
+	// RateSpread gives objects their own update rates, log-uniform over
+	// this many orders of magnitude with mean UpdateRate (so the web
+	// changes as often in all); 0: every object at UpdateRate, as in the
+	// thesis. ObjectRate says an object's rate.
+	RateSpread float64
 
 	NetworkBps float64 // the shared network (thesis: 1.5 Mbps)
 	LinkBps    float64 // every crawler's link (thesis: 100 Kbps)
@@ -100,10 +105,45 @@ func (m Model) Validate() error {
 		return fmt.Errorf("%w: object bytes must be positive, spread in [0,1)", ErrModel)
 	case m.RecordBytes < 0 || !(m.MergeOverhead > 0):
 		return fmt.Errorf("%w: record bytes cannot be negative and a merge's overhead must be positive", ErrModel)
+	case m.RateSpread < 0 || m.RateSpread > 6:
+		return fmt.Errorf("%w: rate spread must be in [0, 6] orders of magnitude", ErrModel)
 	case !(m.SampleEvery > 0):
 		return fmt.Errorf("%w: sample interval must be positive", ErrModel)
 	}
 	return nil
+}
+
+// ObjectRate is object o's update rate (RateSpread), the same in every
+// run of the model: a hash of o places it in the spread.
+func (m Model) ObjectRate(o uint32) float64 {
+	if m.RateSpread == 0 {
+		return m.UpdateRate
+	}
+	u := float64(splitmix64(uint64(o))>>11) / (1 << 53)
+	return m.rateCentre() * math.Pow(10, m.RateSpread*(u-0.5))
+}
+
+// rateCentre is the geometric centre of the rates: the mean of
+// 10^(s·(u−½)) over u uniform is (10^(s/2) − 10^(−s/2)) / (s·ln 10).
+func (m Model) rateCentre() float64 {
+	s := m.RateSpread
+	return m.UpdateRate * s * math.Ln10 / (math.Pow(10, s/2) - math.Pow(10, -s/2))
+}
+
+// maxObjectRate bounds ObjectRate: the rate of candidate updates that
+// webEvent thins to each object's own.
+func (m Model) maxObjectRate() float64 {
+	if m.RateSpread == 0 {
+		return m.UpdateRate
+	}
+	return m.rateCentre() * math.Pow(10, m.RateSpread/2)
+}
+
+func splitmix64(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
+	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
+	return x ^ (x >> 31)
 }
 
 // maxSlots bounds the object slots a run allocates: the initial objects and

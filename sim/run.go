@@ -32,6 +32,10 @@ type CrawlerSpec struct {
 	// distrusted (never merged again, every state it gave re-polled); and
 	// records of sources it does not vouch for are not published onward.
 	Checked bool
+	// Revisit is the crawler's revisit policy: RevisitCycle (the
+	// thesis's, the default), RevisitAdaptive or RevisitOptimal
+	// (schedule.go).
+	Revisit string
 }
 
 // Setup is one simulation run.
@@ -142,6 +146,13 @@ func Run(ctx context.Context, s Setup) (*Result, error) {
 	if b := int64(s.Model.maxSlots()) * int64(len(s.Crawlers)) * 2; b > maxStateBytes {
 		return nil, fmt.Errorf("%w: %d crawlers x %d object slots need %d GiB of state, at most %d", ErrModel,
 			len(s.Crawlers), s.Model.maxSlots(), b>>30, maxStateBytes>>30)
+	}
+	for i, c := range s.Crawlers {
+		switch c.Revisit {
+		case RevisitCycle, RevisitAdaptive, RevisitOptimal:
+		default:
+			return nil, fmt.Errorf("%w: crawler %d: revisit policy %q is not adaptive or optimal", ErrModel, i, c.Revisit)
+		}
 	}
 	ctrls := make([]rho.Controller, len(s.Crawlers))
 	for i, c := range s.Crawlers {

@@ -64,7 +64,8 @@ type world struct {
 	versions []uint16 // slot*n + crawler
 	src      []uint16 // slot*n + crawler: where the state came from, as record.src; nil without liars or checks
 	policy   trust.Policy
-	fresh    []uint64 // slot*words + crawler/64: holds the current version
+	fresh    []uint64  // slot*words + crawler/64: holds the current version
+	lastMod  []float64 // by slot, when it last changed; nil when no crawler keeps a schedule
 	nextWeb  float64
 	events   int64
 
@@ -165,6 +166,12 @@ func newWorld(s Setup, ctrls []rho.Controller) *world {
 			}
 		}
 		c.cursor = r.Uint64N(prime)
+		if spec.Revisit != RevisitCycle {
+			c.sched = newPollSchedule(spec.Revisit, slots, m.Objects, m, r)
+			if w.lastMod == nil {
+				w.lastMod = make([]float64, slots)
+			}
+		}
 		// Peers in a random order, visited round robin (section 6.1).
 		for _, p := range r.Perm(n) {
 			if p != i {
@@ -258,19 +265,27 @@ func (w *world) staleHolders(o uint32) {
 // webEvent applies the next web-event and draws the time of the one after.
 func (w *world) webEvent() {
 	live := float64(len(w.live))
-	upd := w.m.UpdateRate * live
+	upd := w.m.maxObjectRate() * live
 	cr := w.m.CreatePerDay / Day
 	del := w.m.DeletePerDay / Day
 	u := w.rng.Float64() * (upd + cr + del)
 	switch {
 	case u < upd:
 		o := w.live[w.rng.IntN(len(w.live))]
+		if w.m.RateSpread > 0 && w.rng.Float64()*w.m.maxObjectRate() >= w.m.ObjectRate(o) {
+			// Thinning: candidates come at the fastest object's rate and
+			// each is kept with its object's share of it, which makes
+			// every object's updates Poisson at its own rate.
+			w.scheduleWeb()
+			return
+		}
 		if w.cur[o] >= verMax {
 			w.err = ErrOverflow
 			return
 		}
 		w.staleHolders(o)
 		w.cur[o]++
+		w.changed(o)
 	case u < upd+cr:
 		if w.created >= len(w.cur) {
 			w.err = fmt.Errorf("sim: more creations than the %d slots allocated", len(w.cur))
@@ -282,6 +297,12 @@ func (w *world) webEvent() {
 		w.cur[o] = 1
 		w.livePos[o] = int32(len(w.live))
 		w.live = append(w.live, o)
+		w.changed(o)
+		for i := range w.crawlers {
+			if s := w.crawlers[i].sched; s != nil {
+				s.created(o, w.now)
+			}
+		}
 	default:
 		if len(w.live) == 0 {
 			break
@@ -291,6 +312,7 @@ func (w *world) webEvent() {
 		w.staleHolders(o)
 		w.settleLive()
 		w.dead[o] = true
+		w.changed(o)
 		last := w.live[len(w.live)-1]
 		w.live[i] = last
 		w.livePos[last] = int32(i)
@@ -300,8 +322,16 @@ func (w *world) webEvent() {
 	w.scheduleWeb()
 }
 
+// changed notes when object o last changed, for the schedules' estimates
+// (their polls see Last-Modified).
+func (w *world) changed(o uint32) {
+	if w.lastMod != nil {
+		w.lastMod[o] = w.now
+	}
+}
+
 func (w *world) scheduleWeb() {
-	rate := w.m.UpdateRate*float64(len(w.live)) + (w.m.CreatePerDay+w.m.DeletePerDay)/Day
+	rate := w.m.maxObjectRate()*float64(len(w.live)) + (w.m.CreatePerDay+w.m.DeletePerDay)/Day
 	if rate <= 0 {
 		w.nextWeb = math.Inf(1)
 		return

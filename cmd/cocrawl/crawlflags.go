@@ -19,6 +19,9 @@ type crawlSettings struct {
 	Workers       int
 	RevisitMin    duration
 	RevisitMax    duration
+	RevisitPolicy string
+	FirstVisits   string
+	Explore       float64
 	UserAgent     string
 	From          string
 	MaxCrawlDelay duration
@@ -35,6 +38,7 @@ func defaultCrawlSettings() crawlSettings {
 	return crawlSettings{
 		Delay: duration{time.Second}, Workers: 8,
 		RevisitMin: duration{time.Hour}, RevisitMax: duration{30 * 24 * time.Hour},
+		RevisitPolicy: crawl.RevisitOptimal, FirstVisits: crawl.FirstByBacklinks, Explore: 0.1,
 		UserAgent:     "cocrawl/" + protocol.CurrentVersion + " (+https://github.com/cocrawl/cocrawl)",
 		MaxCrawlDelay: duration{30 * time.Second}, Scope: "host", ConnsPerHost: 1,
 	}
@@ -47,6 +51,8 @@ type crawlFlagSet struct {
 	delay, revisitMin, revisitMax, maxCD *time.Duration
 	workers, conns                       *int
 	ua, from, scope                      *string
+	policy, firstVisits                  *string
+	explore                              *float64
 	include, exclude                     multiFlag
 }
 
@@ -56,8 +62,11 @@ func addCrawlFlags(fs *flag.FlagSet) *crawlFlagSet {
 	c.config = fs.String("config", "", "TOML file of settings (keys are flag names, '_' for '-'); COCRAWL_<FLAG> variables and flags win")
 	c.delay = fs.Duration("delay", d.Delay.Duration, "minimum delay between two requests to one host (0 is allowed, for loopback benchmarks)")
 	c.workers = fs.Int("workers", d.Workers, "fetches in flight across hosts")
-	c.revisitMin = fs.Duration("revisit-min", d.RevisitMin.Duration, "shortest adaptive revisit interval")
-	c.revisitMax = fs.Duration("revisit-max", d.RevisitMax.Duration, "longest adaptive revisit interval")
+	c.revisitMin = fs.Duration("revisit-min", d.RevisitMin.Duration, "shortest revisit interval")
+	c.revisitMax = fs.Duration("revisit-max", d.RevisitMax.Duration, "longest revisit interval")
+	c.policy = fs.String("revisit-policy", d.RevisitPolicy, "optimal (by estimated change rates under each host's politeness budget), adaptive (halve on a change, x1.5 without) or uniform")
+	c.firstVisits = fs.String("first-visits", d.FirstVisits, "order of URLs never polled: backlinks (most pages seen linking first) or breadth (as found)")
+	c.explore = fs.Float64("explore", d.Explore, "share of a host's requests kept for first visits while revisits are due (0 to 1)")
 	c.ua = fs.String("user-agent", d.UserAgent, "User-Agent, with a contact URL; its product token is matched in robots.txt")
 	c.from = fs.String("from", "", "your e-mail, sent in the From header")
 	c.maxCD = fs.Duration("max-crawl-delay", d.MaxCrawlDelay.Duration, "cap on a robots.txt Crawl-delay")
@@ -77,6 +86,7 @@ func (c *crawlFlagSet) settings() (crawlSettings, error) {
 	s := crawlSettings{
 		Delay: duration{*c.delay}, Workers: *c.workers,
 		RevisitMin: duration{*c.revisitMin}, RevisitMax: duration{*c.revisitMax},
+		RevisitPolicy: *c.policy, FirstVisits: *c.firstVisits, Explore: *c.explore,
 		UserAgent: *c.ua, From: *c.from, MaxCrawlDelay: duration{*c.maxCD},
 		Scope: *c.scope, Include: c.include, Exclude: c.exclude, ConnsPerHost: *c.conns,
 	}
@@ -87,6 +97,12 @@ func (c *crawlFlagSet) settings() (crawlSettings, error) {
 		return s, usagef("--workers must be at least 1")
 	case s.RevisitMin.Duration <= 0 || s.RevisitMax.Duration < s.RevisitMin.Duration:
 		return s, usagef("--revisit-min must be positive and at most --revisit-max")
+	case s.RevisitPolicy != crawl.RevisitOptimal && s.RevisitPolicy != crawl.RevisitAdaptive && s.RevisitPolicy != crawl.RevisitUniform:
+		return s, usagef("--revisit-policy %q: optimal, adaptive or uniform", s.RevisitPolicy)
+	case s.FirstVisits != crawl.FirstByBacklinks && s.FirstVisits != crawl.FirstByBreadth:
+		return s, usagef("--first-visits %q: backlinks or breadth", s.FirstVisits)
+	case s.Explore < 0 || s.Explore > 1:
+		return s, usagef("--explore must be between 0 and 1")
 	case s.ConnsPerHost < 1:
 		return s, usagef("--conns-per-host must be at least 1")
 	case strings.TrimSpace(s.UserAgent) == "":
@@ -108,9 +124,19 @@ func (s crawlSettings) crawlConfig(seeds []string, cid string, allowPrivate bool
 		Seeds: seeds, CID: cid, Agent: agentToken(s.UserAgent),
 		Workers: s.Workers, MinDelay: s.Delay.Duration, DelaySet: true, MaxCrawlDelay: s.MaxCrawlDelay.Duration,
 		RevisitMin: s.RevisitMin.Duration, RevisitMax: s.RevisitMax.Duration,
+		Revisit: s.RevisitPolicy, FirstVisits: s.FirstVisits, Explore: exploreShare(s.Explore),
 		Scope: s.Scope, Include: s.Include, Exclude: s.Exclude,
 		Fetch: crawl.FetchConfig{UserAgent: s.UserAgent, From: s.From, AllowPrivate: allowPrivate, ConnsPerHost: s.ConnsPerHost},
 	}
+}
+
+// exploreShare maps --explore to crawl.Config.Explore, where 0 means the
+// default and a negative share none.
+func exploreShare(x float64) float64 {
+	if x == 0 {
+		return -1
+	}
+	return x
 }
 
 // defaultCID names a crawl-only peer: it serves nothing, so port 0.

@@ -68,7 +68,7 @@ func (b *Bins) Multiplier(budget, fmin, fmax float64) float64 {
 		}
 		return s
 	}
-	return multiplierFor(spend, budget, 48)
+	return multiplierFor(spend, budget, 32)
 }
 
 // Interval is the bounded optimum's interval, within [lo, hi], for a page
