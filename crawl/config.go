@@ -46,6 +46,12 @@ type Config struct {
 	// Explore is the share of a host's requests kept for first visits
 	// while revisits are due; default 0.1, negative for none.
 	Explore float64
+	// RequestRate is what the caller lets the crawler send in all,
+	// requests per second (a peer's request budget, which its merges share):
+	// revisits are planned within it. The crawler does not enforce it; the
+	// caller does, by when it calls Poll. 0: the crawler learns what its
+	// workers let it send (schedule.go).
+	RequestRate float64
 
 	// Spread gives the crawler its own order: every revisit is put off by
 	// a share of Spread that a hash of the URL, keyed by a seed drawn by

@@ -245,6 +245,8 @@ func (c *Crawler) Poll(ctx context.Context) (PollResult, bool, time.Duration) {
 		h, wait := c.f.next(now)
 		if h != nil {
 			c.sampleBacklog(h, now)
+		} else if wait > 0 {
+			c.global.idle++ // asked, with nothing due (schedule.go)
 		}
 		c.mu.Unlock()
 		if h == nil {

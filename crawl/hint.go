@@ -63,6 +63,7 @@ func (c *Crawler) Hint(h Hint) bool {
 		// A check is pending: only its own poll may settle it.
 	case !seen.IsZero() && seen.After(look):
 		c.hinted.Add(1)
+		c.f.host(hostKey(u)).fit.hinted++
 		if h.Observed {
 			prev := time.UnixMilli(st.Seen)
 			c.observeLook(st, seen, !changed.IsZero() && changed.After(prev), changed)

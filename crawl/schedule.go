@@ -25,7 +25,8 @@ const (
 // The schedule under a budget (package revisit). Politeness gives each
 // host a request rate it may not exceed, B = 1/(download time + delay),
 // and the optimum splits it among the host's URLs by their estimated
-// change rates. μ is refitted to the host every fitEvery (or when its URLs
+// change rates, each pulled toward the host's other estimates by as much
+// as its own noise explains (revisit.Prior). μ is refitted to the host every fitEvery (or when its URLs
 // to revisit grew by an eighth), not at every poll: a pass over the host's
 // URLs into revisit.Bins; between fits a URL's interval uses the last μ
 // with its own estimate.
@@ -43,16 +44,23 @@ const (
 
 // revisitFit is a host's fitted multiplier.
 type revisitFit struct {
-	mu     float64   // 0: the budget covers every URL at RevisitMin; +Inf: none beyond RevisitMax
-	at     time.Time // when it was fitted; zero: never
-	budget float64   // requests per second the fit had to spend on estimated URLs
-	urls   int       // URLs to revisit when it was fitted
+	mu     float64       // 0: the budget covers every URL at RevisitMin; +Inf: none beyond RevisitMax
+	at     time.Time     // when it was fitted; zero: never
+	budget float64       // requests per second the fit had to spend on estimated URLs
+	urls   int           // URLs to revisit when it was fitted
+	prior  revisit.Prior // the host's estimates as a whole, which each is pulled toward
 	// sent counts the requests to the host; sentAt is sent at the fit.
 	// scale plans more than budgetShare of B when the host sent less
 	// than that since the last fit: due times that fall together leave
 	// the host idle at times, and what it could have sent then is lost.
 	sent, sentAt int64
 	scale        float64
+	// hinted counts the peers' polls that counted as this host's visits
+	// (Hint); hintedAt is hinted at the fit. They are looks the budget
+	// did not pay for, so the fit plans them on top of it: a peer whose
+	// peers poll what it would have polled spends its own budget on the
+	// rest, rather than sending less.
+	hinted, hintedAt int64
 }
 
 // Bounds of revisitFit.scale.
@@ -69,7 +77,9 @@ func (c *Crawler) nextInterval(h *host, st *URLState, changed bool, now time.Tim
 		c.adapt(st, changed)
 		return
 	}
-	lambda, ok := st.Rate.Estimate()
+	c.refit(h, now)
+	c.refitGlobal(now)
+	lambda, ok := h.fit.prior.Estimate(st.Rate)
 	if !ok {
 		// Not estimated yet: adaptive, but no more often than uniform
 		// revisits of the host's URLs within its budget would come.
@@ -81,8 +91,6 @@ func (c *Crawler) nextInterval(h *host, st *URLState, changed bool, now time.Tim
 		st.Interval = min(c.cfg.RevisitMax, max(st.Interval, time.Duration(even*float64(time.Second))))
 		return
 	}
-	c.refit(h, now)
-	c.refitGlobal(now)
 	// The tighter of the two budgets decides: the host's politeness, or
 	// what the crawler as a whole may send.
 	mu := max(h.fit.mu, c.global.mu)
@@ -90,25 +98,31 @@ func (c *Crawler) nextInterval(h *host, st *URLState, changed bool, now time.Tim
 }
 
 // globalFit is the crawler-wide budget: what its caller (a peer's request
-// budget and rho) and its workers let it send, which politeness alone
-// does not know. It binds when hosts that may send wait for a request
-// slot: Poll samples, each time it hands out a host, whether another was
-// ready too. When most samples say so, the crawler is held back, and the
-// requests it sent since the last fit measure what it may send; the fit
-// plans a little more (globalHeadroom), so a backlog stays and keeps
-// measuring. Otherwise μ is 0 and only the hosts' own fits count. With
-// both, each host takes the larger μ: an approximation of the optimum
-// under both constraints (exact when one of them binds everywhere).
+// budget) and its workers let it send, which politeness alone does not
+// know. Config.RequestRate gives it. Without, it binds when hosts that may
+// send wait for a request slot: Poll samples, each time it hands out a
+// host, whether it waited for one. When enough samples say so, the
+// workers hold the crawler back, and the requests it sent since the last
+// fit measure what it may send; the fit plans a little more
+// (globalHeadroom), so a backlog stays and keeps measuring. Otherwise μ
+// is 0 and only the hosts' own fits count. With both, each host takes the
+// larger μ: an approximation of the optimum under both constraints (exact
+// when one of them binds everywhere).
 type globalFit struct {
-	mu, rate        float64 // rate: what the crawler sent while held back, requests per second
+	mu, rate        float64 // rate: the budget of the last fit, requests per second
 	at              time.Time
 	sentAt          int64 // the crawler's requests at the last fit
-	samples, queued int64 // Poll's samples since, and those with another host ready
+	hintedAt        int64 // its visits by peers' polls (Crawler.hinted) then
+	hintedRate      float64
+	idle            int64   // Poll's asks that found nothing due, since the fit
+	scale           float64 // RequestRate planned times this (1 to maxGlobalScale)
+	samples, queued int64   // Poll's samples since, and those of a host that waited for a slot
 }
 
 const (
 	globalBinds    = 0.2  // share of samples with a host kept waiting that makes the crawler's budget bind
 	globalHeadroom = 1.05 // plan this much more than was sent while held back
+	maxGlobalScale = 8.0
 )
 
 // sampleBacklog notes whether host h, handed out at now, had waited for
@@ -131,16 +145,42 @@ func (c *Crawler) refitGlobal(now time.Time) {
 		return
 	}
 	el := now.Sub(g.at).Seconds()
-	sent := c.polls.Load() + c.robotsFetches.Load()
+	sent, hinted := c.polls.Load()+c.robotsFetches.Load(), c.hinted.Load()
 	binds := !g.at.IsZero() && g.samples >= 20 && float64(g.queued) > globalBinds*float64(g.samples)
-	rate := float64(sent-g.sentAt) / el
-	g.at, g.sentAt, g.samples, g.queued, g.rate = now, sent, 0, 0, rate
+	rate := float64(sent-g.sentAt) / el * globalHeadroom
+	if c.cfg.RequestRate > 0 {
+		// Given: a caller that holds the crawler back by when it calls
+		// Poll would make the wait look like a backlog whatever the
+		// demand, and what was sent would then measure the demand, not
+		// the budget: fewer revisits planned, fewer sent, fewer planned.
+		// The caller's asks that found nothing due say the plan is too
+		// thin (its peers' polls, which count as visits, came first):
+		// plan more, until none is left unanswered.
+		if g.scale == 0 {
+			g.scale = 1
+		}
+		if asks := g.samples + g.idle; asks > 0 && !g.at.IsZero() {
+			switch idle := float64(g.idle) / float64(asks); {
+			case idle > 0.02:
+				g.scale = min(maxGlobalScale, g.scale*1.25)
+			case idle == 0:
+				g.scale = max(1, g.scale*0.95)
+			}
+		}
+		binds, rate = true, c.cfg.RequestRate*budgetShare*g.scale
+	}
+	if !g.at.IsZero() {
+		// Peers' polls, on top (revisitFit.hinted), smoothed over fits.
+		g.hintedRate = (g.hintedRate + float64(hinted-g.hintedAt)/el) / 2
+		rate += g.hintedRate
+	}
+	g.at, g.sentAt, g.hintedAt, g.samples, g.queued, g.idle, g.rate = now, sent, hinted, 0, 0, 0, rate
 	if !binds || rate <= 0 {
 		g.mu = 0
 		return
 	}
 	var bins revisit.Bins
-	avail := rate * globalHeadroom
+	avail := rate
 	for _, h := range c.f.hosts {
 		if h.first.Len() > 0 {
 			avail *= 1 - c.f.explore // first visits wait too: keep them their share
@@ -150,7 +190,7 @@ func (c *Crawler) refitGlobal(now time.Time) {
 	share := avail / float64(max(1, len(c.f.urls)))
 	for _, h := range c.f.hosts {
 		for _, st := range h.queue.items {
-			if lambda, ok := st.Rate.Estimate(); ok {
+			if lambda, ok := h.fit.prior.Estimate(st.Rate); ok {
 				bins.Add(lambda)
 			} else if st.Interval > 0 {
 				avail -= min(share, 1/st.Interval.Seconds())
@@ -193,6 +233,10 @@ func (c *Crawler) refit(h *host, now time.Time) {
 	}
 	h.fit.sentAt = h.fit.sent
 	avail := target * h.fit.scale
+	if el := now.Sub(h.fit.at).Seconds(); !h.fit.at.IsZero() && el > 0 {
+		avail += float64(h.fit.hinted-h.fit.hintedAt) / el
+	}
+	h.fit.hintedAt = h.fit.hinted
 	if h.first.Len() > 0 {
 		avail *= 1 - c.f.explore
 	}
@@ -200,8 +244,13 @@ func (c *Crawler) refit(h *host, now time.Time) {
 	// but no more than an even share of the budget: that is all a queue
 	// served in due order gives it when the host is saturated.
 	share := avail / float64(max(1, h.queued()))
+	var prior revisit.PriorFit
 	for _, st := range h.queue.items {
-		lambda, ok := st.Rate.Estimate()
+		prior.Add(st.Rate)
+	}
+	h.fit.prior = prior.Prior()
+	for _, st := range h.queue.items {
+		lambda, ok := h.fit.prior.Estimate(st.Rate)
 		if !ok {
 			if st.Interval > 0 {
 				avail -= min(share, 1/st.Interval.Seconds())

@@ -185,6 +185,11 @@ func New(cfg Config, st Stores) (*Peer, error) {
 		sched.defaults()
 		cfg.Crawl.Spread = 10 * sched.MergeMin
 	}
+	if cfg.Crawl.RequestRate == 0 {
+		// The revisit schedule plans within the request budget, which the
+		// poll/merge slots spend (polls get what merges leave).
+		cfg.Crawl.RequestRate = cfg.RequestsPerSecond
+	}
 	c, err := crawl.New(cfg.Crawl, st.Events, st.Frontier)
 	if err != nil {
 		return nil, err

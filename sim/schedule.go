@@ -40,6 +40,7 @@ type pollSchedule struct {
 	// a simulated crawler is never idle, so what it polls is what it may.
 	lo, hi            float64 // interval bounds
 	mu                float64
+	prior             revisit.Prior
 	fitPolls, fitAt   float64 // polls and time at the last fit
 	budget            float64 // polls per second at the last fit
 	fitEvery, started float64
@@ -100,7 +101,7 @@ func (s *pollSchedule) polled(o uint32, now float64, changed, deleted bool, last
 		iv = adaptInterval(iv, changed, s.lo, s.hi)
 	case RevisitOptimal:
 		s.refit(now, polls)
-		if lambda, ok := s.rate[o].Estimate(); ok {
+		if lambda, ok := s.prior.Estimate(s.rate[o]); ok {
 			iv = revisit.Interval(lambda, s.mu, s.rate[o].Saturated(), secs(iv), secs(s.lo), secs(s.hi)).Seconds()
 		} else {
 			// Not estimated yet: adaptive, no more often than uniform.
@@ -130,9 +131,14 @@ func (s *pollSchedule) refit(now float64, polls int64) {
 	s.fitAt, s.fitPolls = now, float64(polls)
 	avail := s.budget
 	share := avail / float64(max(1, len(s.byDue.items)))
+	var fit revisit.PriorFit
+	for _, o := range s.byDue.items {
+		fit.Add(s.rate[o])
+	}
+	s.prior = fit.Prior()
 	var bins revisit.Bins
 	for _, o := range s.byDue.items {
-		if lambda, ok := s.rate[o].Estimate(); ok {
+		if lambda, ok := s.prior.Estimate(s.rate[o]); ok {
 			bins.Add(lambda)
 		} else {
 			avail -= min(share, 1/s.iv[o])
