@@ -11,9 +11,18 @@
 // web-event with this peer's cid; ExtractLinks finds the next URLs. The
 // host's delay (the larger of the floor, Crawl-delay and a multiple of the
 // download time, plus backoff on 429 and 5xx) starts when the download
-// ends; the URL's revisit interval shrinks when it changed and grows when
-// it did not. Events and frontier states are written in batches, so a
+// ends. Events and frontier states are written in batches, so a
 // restarted crawler resumes from its stored frontier.
+//
+// Which URL a host is asked for next (frontier.go, schedule.go): a URL
+// never looked at waits in a heap ordered by the pages seen linking to it
+// (IB'), the others by due time; due revisits go first, but first visits
+// keep a share (Config.Explore). A URL's revisit interval comes from its
+// change-rate estimate (package crawl/revisit) and a multiplier fitted so
+// that the host's URLs spend its politeness budget, and the crawler's
+// URLs the budget its caller gives (Config.RequestRate), by the freshness
+// optimum of Cho and Garcia-Molina (Config.Revisit: RevisitOptimal; the
+// first plan's halve-or-grow rule and uniform revisits remain as options).
 //
 // Knowledge from outside its own polls and links (records merged from
 // peers, sitemaps, feeds) enters through one door, Crawler.Hint: a URL in
@@ -23,10 +32,11 @@
 // off (a spot-check of a peer's claim). With Config.Spread each crawler
 // polls in its own order, so peers that hint each other interleave; with
 // Config.Confirm a poll that saw no change is recorded as a confirmation,
-// which peers count as a visit. order.go holds the order and the interval. The files follow the concerns: config.go, scope.go (scope and
-// trap rules), politeness.go, fetch.go, robots.go, detect.go, links.go,
-// frontier.go, hint.go, persist.go, errorkinds.go; crawler.go holds the
-// life cycle and the poll.
+// which peers count as a visit. order.go holds the order and the first plan's interval rule. The files
+// follow the concerns: config.go, scope.go (scope and trap rules),
+// politeness.go, fetch.go, robots.go, detect.go, links.go, frontier.go,
+// schedule.go, estimate.go, hint.go, persist.go, errorkinds.go; crawler.go
+// holds the life cycle and the poll.
 //
 // The crawler never records events for robots.txt, robots.shr, or URLs
 // under a prefix given to ExcludePrefixes (peers' share repositories).

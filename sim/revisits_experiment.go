@@ -20,7 +20,7 @@ const revisitSpread = 3
 // have settled.
 func planRevisits(p *plan) func(*Report) {
 	m := &p.opts.Model
-	if m.RateSpread == 0 {
+	if !p.opts.RatesGiven {
 		m.RateSpread = revisitSpread
 	}
 	m.CreatePerDay, m.DeletePerDay = 0, 0
@@ -41,7 +41,7 @@ func planRevisits(p *plan) func(*Report) {
 		t := &Table{Name: "revisits", Header: []string{"policy", "web_freshness_last_half", "optimum", "share_of_optimum", "polls_per_second"}}
 		ch := &Chart{Name: "revisits", Title: fmt.Sprintf("One crawler's web freshness by revisit policy, rates spread over %g orders of magnitude", m.RateSpread),
 			XLabel: "simulated days", YLabel: "share of the web held current", YMax: 1}
-		r.Summary = append(r.Summary, fmt.Sprintf("%d objects, update rates log-uniform over %g orders of magnitude (mean %.3g/s), no churn, %.1f simulated days; freshness over the last half",
+		r.Summary = append(r.Summary, fmt.Sprintf("%d objects, update rates log-uniform over %g orders of magnitude (mean %.3g/s; 0: all equal), no churn, %.1f simulated days; freshness over the last half",
 			m.Objects, m.RateSpread, m.UpdateRate, m.Duration/Day))
 		for i, pol := range policies {
 			run := runs[i]

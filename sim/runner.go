@@ -32,6 +32,9 @@ type Options struct {
 	// (default: one per poll time).
 	Liars   int
 	LieRate float64
+	// RatesGiven says Model.RateSpread was chosen, 0 included: the
+	// revisits experiment otherwise spreads rates over 3 orders.
+	RatesGiven bool
 	// Progress receives a progress bar with the time left; nil for none.
 	Progress io.Writer
 }

@@ -29,6 +29,7 @@ func cmdSim(ctx context.Context, args []string, out io.Writer) error {
 	update := fs.Float64("update-rate", 0, "updates per object per second at thesis scale (default: the calibrated value)")
 	liars := fs.Int("liars", 1, "liars: lying crawlers added to the community")
 	lieRate := fs.Float64("lie-rate", 0, "liars: false records each liar makes up per simulated second (default: one per poll time, 1/s)")
+	rateSpread := fs.Float64("rate-spread", -1, "objects' update rates log-uniform over this many orders of magnitude, mean unchanged (0: equal rates, the thesis's; default: 0, and 3 for revisits)")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -47,7 +48,7 @@ func cmdSim(ctx context.Context, args []string, out io.Writer) error {
 	if !ok {
 		return usagef("--scale %q: thesis, medium, small or tiny", *scale)
 	}
-	m, err := simModel(k, *damping, *record, *update)
+	m, err := simModel(k, *damping, *record, *update, *rateSpread)
 	if err != nil {
 		return err
 	}
@@ -55,7 +56,7 @@ func cmdSim(ctx context.Context, args []string, out io.Writer) error {
 		return usagef("--liars must be at least 1 and --lie-rate cannot be negative")
 	}
 	o := sim.Options{Model: m, Scale: *scale, Seed: *seed, Trials: *trials, FreeMaxN: *freeMax, Workers: *workers, NoCompare: *noCompare,
-		Liars: *liars, LieRate: *lieRate}
+		Liars: *liars, LieRate: *lieRate, RatesGiven: *rateSpread >= 0}
 	if o.Ns, err = parseNs(*nList); err != nil {
 		return err
 	}
@@ -78,10 +79,11 @@ func cmdSim(ctx context.Context, args []string, out io.Writer) error {
 }
 
 // simModel is the thesis's model with the flags' changes, at scale k.
-func simModel(k float64, damping, recordBytes, updateRate float64) (sim.Model, error) {
+func simModel(k float64, damping, recordBytes, updateRate, rateSpread float64) (sim.Model, error) {
 	m := sim.Thesis()
 	m.Damping = damping
 	m.RecordBytes = recordBytes
+	m.RateSpread = max(0, rateSpread)
 	if updateRate > 0 {
 		m.UpdateRate = updateRate
 	}
