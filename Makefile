@@ -20,7 +20,7 @@ e2e: ## the dashboard in headless Chromium (apt-get install chromium); screensho
 bench: ## run the benchmarks and print their figures (docs/performance.md)
 	$(GO) test -run '^$$' -bench . -benchtime=1x -count=3 ./protocol/
 	$(GO) test -run '^$$' -bench 'BenchmarkCrawl$$' -benchtime=1x -count=2 ./crawl/
-	$(GO) test -run '^$$' -bench 'ExtractLinks|FrontierMemory|Normalize' -benchmem ./crawl/
+	$(GO) test -run '^$$' -bench 'ExtractLinks|FrontierMemory|Normalize|Refit' -benchmem ./crawl/
 	$(GO) test -run '^$$' -bench Observe -benchmem ./peer/rho/
 	$(GO) test -run '^$$' -bench 'JoinCommunity' -benchtime=1x -count=3 ./peer/
 	$(GO) test -run '^$$' -bench 'DHTTrafficAtRest' -benchtime=1x ./peer/

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math"
 	"net/url"
 	"runtime"
 	"strings"
@@ -114,4 +115,26 @@ func BenchmarkNormalize(b *testing.B) {
 			Normalize(base, r)
 		}
 	}
+}
+
+// BenchmarkRefit is the cost of one host's fit of its revisit schedule:
+// a pass over its URLs (prior, then bins) and the bisection for μ.
+func BenchmarkRefit(b *testing.B) {
+	const n = 100_000
+	c, err := New(Config{Seeds: []string{"http://a.test/"}, CID: testCID, MinDelay: 10 * time.Millisecond, DelaySet: true,
+		RevisitMin: time.Second, RevisitMax: 1e6 * time.Second}, nil, &MemFrontier{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	now := time.Now()
+	for i := range n {
+		lambda := math.Pow(10, -4+3*float64(i%997)/997)
+		c.f.add(URLState{URL: fmt.Sprintf("http://a.test/%d", i), Polls: 10, Due: now.Add(time.Hour), Rate: rateOf(lambda)})
+	}
+	h := c.f.hosts["http://a.test"]
+	for b.Loop() {
+		h.fit.at = time.Time{}
+		c.refit(h, now)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/URL")
 }
