@@ -193,6 +193,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		s.serveDay(sw, r, day)
+	case isResourceSync(p):
+		resource = "resourcesync"
+		s.serveResourceSync(sw, r)
 	default:
 		http.NotFound(sw, r)
 	}

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -221,6 +222,24 @@ func TestShareAndMergeEndToEnd(t *testing.T) {
 	}
 	if got := readState(t, b); len(got) != len(want)+25 {
 		t.Fatalf("after second merge B holds %d URLs", len(got))
+	}
+
+	// The same day logs as ResourceSync (spec section 13): today's change
+	// list holds today's 225 records.
+	base := strings.TrimSuffix(shr, "/robots.shr")
+	for _, p := range []string{"/.well-known/resourcesync", "/resourcesync/changelist.xml", fmt.Sprintf("/resourcesync/changelist/%d-0.xml", today)} {
+		resp, err := http.Get(base + p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("%s: %d", p, resp.StatusCode)
+		}
+		if n := strings.Count(string(body), "<url>"); strings.HasSuffix(p, "-0.xml") && n != 225 {
+			t.Fatalf("today's change list has %d entries, want 225", n)
+		}
 	}
 }
 
