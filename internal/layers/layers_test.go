@@ -27,6 +27,7 @@ var allowed = map[string][]string{
 	"protocol":            {"webevents", "internal/netguard", "internal/iolimit"},
 	"crawl":               {"webevents", "crawl/revisit", "internal/netguard", "internal/iolimit"},
 	"crawl/revisit":       {},
+	"crawl/sitemap":       {},
 	"peer":                {"webevents", "protocol", "crawl", "peer/rho", "peer/trust", "internal/netguard"},
 	"peer/trust":          {},
 	"sim":                 {"peer/rho", "peer/trust", "crawl/revisit", "internal/chart"},
