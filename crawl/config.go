@@ -46,6 +46,11 @@ type Config struct {
 	// Explore is the share of a host's requests kept for first visits
 	// while revisits are due; default 0.1, negative for none.
 	Explore float64
+	// NoSitemaps turns off reading hosts' sitemaps (signals.go), which
+	// SitemapEvery paces: a round of each host's sitemaps every
+	// SitemapEvery; default RevisitMin.
+	NoSitemaps   bool
+	SitemapEvery time.Duration
 	// RequestRate is what the caller lets the crawler send in all,
 	// requests per second (a peer's request budget, which its merges share):
 	// revisits are planned within it. The crawler does not enforce it; the
@@ -122,6 +127,7 @@ func (c *Config) defaults() error {
 	if c.RobotsTTL <= 0 || c.RobotsTTL > 24*time.Hour {
 		c.RobotsTTL = 24 * time.Hour
 	}
+	def(&c.SitemapEvery, c.RevisitMin)
 	if c.RevisitMax < c.RevisitMin {
 		return fmt.Errorf("crawl: revisit max %v is below revisit min %v", c.RevisitMax, c.RevisitMin)
 	}

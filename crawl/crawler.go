@@ -53,14 +53,16 @@ type Crawler struct {
 	global   globalFit     // the crawler-wide revisit budget (schedule.go); c.mu
 	fitEvery time.Duration // how often budgets are refitted: fitEvery, shorter in tests
 
-	order                                         maphash.Seed // this crawler's own order (Config.Spread)
-	polls, notModified, created, updated, deleted atomic.Int64
-	confirmed, hinted                             atomic.Int64
-	robotsExcluded, robotsFetches                 atomic.Int64
-	stalled                                       atomic.Int64 // polls not sent while the store lagged
-	discovered, skipped, delegatedSkips           atomic.Int64
-	errMu                                         sync.Mutex
-	errs                                          map[string]int64
+	order                                          maphash.Seed // this crawler's own order (Config.Spread)
+	polls, notModified, created, updated, deleted  atomic.Int64
+	confirmed, hinted                              atomic.Int64
+	robotsExcluded, robotsFetches                  atomic.Int64
+	stalled                                        atomic.Int64 // polls not sent while the store lagged
+	sitemapReads, sitemapErrors, sitemapURLs       atomic.Int64 // signals.go
+	lastmodHints, lastmodConfirmed, lastmodRefuted atomic.Int64
+	discovered, skipped, delegatedSkips            atomic.Int64
+	errMu                                          sync.Mutex
+	errs                                           map[string]int64
 }
 
 // New returns a crawler; Run starts it.
@@ -75,6 +77,7 @@ func New(cfg Config, store Store, fs FrontierStore) (*Crawler, error) {
 	// (powers of two), inside which each crawler's spread order decides.
 	c.f.firstLess = firstVisitOrder(cfg.FirstVisits, cfg.Spread > 0)
 	c.f.explore = cfg.Explore
+	c.f.sitemaps = !cfg.NoSitemaps
 	c.f.grace = cfg.Spread/4 + time.Second
 	for _, p := range cfg.Include {
 		re, err := regexp.Compile(p)
@@ -320,6 +323,7 @@ func (c *Crawler) serveHost(ctx context.Context, h *host) PollResult {
 		c.mu.Lock()
 		h.fit.sent++
 		c.cacheRobots(h, rb)
+		c.sitemapsFrom(h, rb.body)
 		h.robotsUntil = end.Add(c.cfg.RobotsTTL)
 		if retry {
 			h.robotsUntil = end.Add(c.cfg.RobotsRetry)
@@ -334,6 +338,16 @@ func (c *Crawler) serveHost(ctx context.Context, h *host) PollResult {
 		return r
 	}
 	c.mu.Lock()
+	if u, ok := c.nextSitemap(h, now); ok && h.robots.Allowed(c.cfg.Agent, u) {
+		c.mu.Unlock()
+		return c.readSitemap(ctx, h, u)
+	}
+	if !h.urlDue(now) {
+		// Handed out for a sitemap round that robots.txt turned down.
+		c.f.release(h, h.nextAllowed)
+		c.mu.Unlock()
+		return PollResult{}
+	}
 	st := c.f.pop(h, now)
 	delegated := st != nil && hasAnyPrefix(st.URL, c.delegated)
 	if st == nil || delegated {
@@ -435,6 +449,7 @@ func (c *Crawler) afterFetch(h *host, st *URLState, res *Result) (webevents.Even
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	h.fit.sent++
+	h.signals.since++
 	st.checking = false
 	// The links of a page's first view count as backlinks (IB'); later
 	// views count only links to URLs they add, so no page counts twice.
@@ -451,6 +466,7 @@ func (c *Crawler) afterFetch(h *host, st *URLState, res *Result) (webevents.Even
 		h.failures = 0
 		st.Excluded = false
 		if res.Status == 200 || res.Status == 304 {
+			c.judgeLastmod(h, st, changed, res.End)
 			st.Polls++
 			c.observeLook(st, res.End, changed, res.LastModified)
 			if res.Status == 200 && !refused {

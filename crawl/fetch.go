@@ -223,6 +223,37 @@ func (f *Fetcher) FetchRobots(ctx context.Context, hostURL, agent string) (rb *R
 	return DisallowAll(), true, resp.StatusCode, fmt.Errorf("crawl: robots.txt: %s", resp.Status)
 }
 
+// MaxDocBytes bounds a document FetchDoc passes on, as sent (a sitemap's
+// limit; its reader bounds it again after gzip).
+const MaxDocBytes = 50 << 20
+
+// FetchDoc GETs a document the crawler reads but does not record (a
+// sitemap), following up to 5 redirects, and hands its body to read while
+// the response streams, within MaxDocBytes and the minimum speed. It
+// returns the status and, for 429 and 503, the Retry-After asked.
+func (f *Fetcher) FetchDoc(ctx context.Context, rawURL string, read func(io.Reader) error) (status int, retry time.Duration, err error) {
+	start := time.Now()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rawURL, nil)
+	if err != nil {
+		return 0, 0, err
+	}
+	f.headers(req)
+	resp, err := f.robots.Do(req)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return resp.StatusCode, retryAfter(resp.Header.Get("Retry-After"), time.Now()), nil
+	}
+	body := &iolimit.MinSpeed{R: io.LimitReader(resp.Body, MaxDocBytes), Start: start, Min: f.cfg.MinSpeed, After: f.cfg.MinSpeedAfter, TooSlow: ErrTooSlow}
+	err = read(body)
+	if body.Err() != nil {
+		err = body.Err()
+	}
+	return resp.StatusCode, 0, err
+}
+
 // retryAfter reads a Retry-After header: seconds or an HTTP date.
 func retryAfter(v string, now time.Time) time.Duration {
 	if v == "" {

@@ -37,9 +37,10 @@ type URLState struct {
 	Seen int64        `json:"s,omitempty"`
 	Rate revisit.Rate `json:"cr,omitzero"`
 
-	qi       int  // 1 + position in its host's queue or first-visit heap; 0 when in neither (being polled, gone)
-	inFirst  bool // queued in the first-visit heap
-	checking bool // Recheck asked for a poll: hints do not put it off
+	qi        int  // 1 + position in its host's queue or first-visit heap; 0 when in neither (being polled, gone)
+	inFirst   bool // queued in the first-visit heap
+	checking  bool // Recheck asked for a poll: hints do not put it off
+	byLastmod bool // a sitemap's lastmod made it due: its poll judges the claim
 }
 
 // host is one host's queue and politeness state. Times are absolute.
@@ -56,6 +57,7 @@ type host struct {
 	failures    int           // consecutive 429, 5xx or network errors
 	unpolled    int           // queued URLs never polled: "larger sites first"
 	fit         revisitFit    // the host's revisit schedule (schedule.go)
+	signals     hostSignals   // its sitemaps and how true their lastmods were (signals.go)
 	known       int           // URLs of this host in the frontier
 	index       int           // position in the ready or waiting heap, -1 if in none
 	inReady     bool
@@ -64,13 +66,27 @@ type host struct {
 // readyAt is when the host could next send a request: a URL never looked
 // at is always due.
 func (h *host) readyAt() time.Time {
-	switch {
-	case h.first.Len() > 0:
+	if h.first.Len() > 0 {
 		return h.nextAllowed
-	case h.queue.Len() == 0:
+	}
+	due, have := time.Time{}, false
+	if h.queue.Len() > 0 {
+		due, have = h.queue.items[0].Due, true
+	}
+	if h.signals.enabled {
+		if sd := h.signals.due(); !have || sd.Before(due) {
+			due, have = sd, true
+		}
+	}
+	if !have {
 		return time.Time{}
 	}
-	return later(h.nextAllowed, h.queue.items[0].Due)
+	return later(h.nextAllowed, due)
+}
+
+// urlDue says whether a URL of the host may be polled at now.
+func (h *host) urlDue(now time.Time) bool {
+	return h.first.Len() > 0 || h.queue.Len() > 0 && !h.queue.items[0].Due.After(now)
 }
 
 // queued is how many URLs wait in the host's two heaps.
@@ -104,6 +120,7 @@ type frontier struct {
 	firstLess func(a, b *URLState) bool
 	explore   float64
 	grace     time.Duration
+	sitemaps  bool // hosts' sitemaps are read (signals.go): a host waits for its next round too
 }
 
 // First-visit orders: by backlinks seen so far (IB'), exactly or in
@@ -158,6 +175,7 @@ func (f *frontier) host(key string) *host {
 	h := f.hosts[key]
 	if h == nil {
 		h = &host{key: key, index: -1, queue: urlQueue{less: byDueThenDepth}, first: urlQueue{less: f.firstLess}}
+		h.signals.enabled = f.sitemaps
 		f.hosts[key] = h
 		f.domains[domainOf(key)]++
 	}
@@ -188,8 +206,13 @@ func (f *frontier) enqueue(h *host, st *URLState) {
 
 // push files st in the first-visit heap when it was never looked at and
 // is due (within grace), else in the revisit queue.
-func (f *frontier) push(h *host, st *URLState, now time.Time) {
-	st.inFirst = st.Polls == 0 && !st.checking && !st.Due.After(now.Add(f.grace))
+func (f *frontier) push(h *host, st *URLState, now time.Time) { f.pushWithin(h, st, now, f.grace) }
+
+// pushWithin is push with its own grace: a URL handed back unpolled (left
+// to a peer, excluded by robots.txt) and due later waits with the
+// revisits, or the host would be handed it again at once.
+func (f *frontier) pushWithin(h *host, st *URLState, now time.Time, grace time.Duration) {
+	st.inFirst = st.Polls == 0 && !st.checking && !st.Due.After(now.Add(grace))
 	if st.inFirst {
 		heap.Push(&h.first, st)
 	} else {
@@ -227,7 +250,7 @@ func (f *frontier) placeHost(h *host) {
 			heap.Remove(&f.waiting, h.index)
 		}
 	}
-	if h.queued() > 0 {
+	if h.queued() > 0 || h.signals.enabled {
 		h.inReady = false
 		heap.Push(&f.waiting, h)
 	}
@@ -291,7 +314,7 @@ func (f *frontier) reschedule(h *host, st *URLState) {
 	if st.Gone {
 		return
 	}
-	f.push(h, st, time.Now())
+	f.pushWithin(h, st, time.Now(), 0)
 }
 
 // setDue moves a URL to a new due time, and to the heap it now belongs in

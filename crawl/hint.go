@@ -34,7 +34,11 @@ type Hint struct {
 // decide when a request is sent. Times after now count as now, so a hint
 // cannot put a URL off beyond one revisit interval. It reports whether
 // the URL is in the frontier. Call it between Start and Stop, as Poll.
-func (c *Crawler) Hint(h Hint) bool {
+func (c *Crawler) Hint(h Hint) bool { return c.hint(h, false) }
+
+// hint is Hint; byLastmod says Changed is a sitemap's lastmod, which the
+// poll it causes judges (judgeLastmod).
+func (c *Crawler) hint(h Hint, byLastmod bool) bool {
 	u, err := Normalize(nil, h.URL)
 	if err != nil {
 		c.skipped.Add(1)
@@ -75,6 +79,10 @@ func (c *Crawler) Hint(h Hint) bool {
 		}
 	case changedSince:
 		due = now
+		if byLastmod && st.Polls > 0 && !st.byLastmod {
+			st.byLastmod = true
+			c.lastmodHints.Add(1)
+		}
 	}
 	if !due.Equal(st.Due) {
 		c.f.setDue(st, due)

@@ -67,7 +67,8 @@ type Status struct {
 	// ChangeRates sums up the frontier's change-rate estimates (bands of
 	// changes per day, and the freshness the revisit intervals should
 	// give); recomputed every half minute.
-	ChangeRates crawl.RateStats `json:"change_rates"`
+	ChangeRates crawl.RateStats   `json:"change_rates"`
+	Signals     crawl.SignalStats `json:"signals"` // publishers' sitemaps: reads, lastmod hints and how true they were
 
 	History []Sample `json:"history,omitempty"`
 }
@@ -109,6 +110,7 @@ func (p *Peer) Status(history bool) Status {
 	st.StoreFailures, st.StoreError, st.StoreFailedAt = p.storeFailures, p.storeErr, p.storeFailedAt
 	p.storeMu.Unlock()
 	st.ChangeRates = p.rateStats()
+	st.Signals = p.crawler.SignalStats()
 	cs := p.crawler.Stats()
 	st.StoreFailures += cs.Errors["store"] // the crawler's writes of what it polled
 	if err := p.crawler.StoreError(); err != nil {

@@ -22,6 +22,7 @@ type crawlSettings struct {
 	RevisitPolicy string
 	FirstVisits   string
 	Explore       float64
+	Sitemaps      bool
 	UserAgent     string
 	From          string
 	MaxCrawlDelay duration
@@ -38,7 +39,7 @@ func defaultCrawlSettings() crawlSettings {
 	return crawlSettings{
 		Delay: duration{time.Second}, Workers: 8,
 		RevisitMin: duration{time.Hour}, RevisitMax: duration{30 * 24 * time.Hour},
-		RevisitPolicy: crawl.RevisitOptimal, FirstVisits: crawl.FirstByBacklinks, Explore: 0.1,
+		RevisitPolicy: crawl.RevisitOptimal, FirstVisits: crawl.FirstByBacklinks, Explore: 0.1, Sitemaps: true,
 		UserAgent:     "cocrawl/" + protocol.CurrentVersion + " (+https://github.com/cocrawl/cocrawl)",
 		MaxCrawlDelay: duration{30 * time.Second}, Scope: "host", ConnsPerHost: 1,
 	}
@@ -53,6 +54,7 @@ type crawlFlagSet struct {
 	ua, from, scope                      *string
 	policy, firstVisits                  *string
 	explore                              *float64
+	sitemaps                             *bool
 	include, exclude                     multiFlag
 }
 
@@ -67,6 +69,7 @@ func addCrawlFlags(fs *flag.FlagSet) *crawlFlagSet {
 	c.policy = fs.String("revisit-policy", d.RevisitPolicy, "optimal (by estimated change rates under each host's politeness budget), adaptive (halve on a change, x1.5 without) or uniform")
 	c.firstVisits = fs.String("first-visits", d.FirstVisits, "order of URLs never polled: backlinks (most pages seen linking first) or breadth (as found)")
 	c.explore = fs.Float64("explore", d.Explore, "share of a host's requests kept for first visits while revisits are due (0 to 1)")
+	c.sitemaps = fs.Bool("sitemaps", d.Sitemaps, "read hosts' sitemaps (robots.txt Sitemap: lines, /sitemap.xml) for URLs and lastmod hints, each round every --revisit-min")
 	c.ua = fs.String("user-agent", d.UserAgent, "User-Agent, with a contact URL; its product token is matched in robots.txt")
 	c.from = fs.String("from", "", "your e-mail, sent in the From header")
 	c.maxCD = fs.Duration("max-crawl-delay", d.MaxCrawlDelay.Duration, "cap on a robots.txt Crawl-delay")
@@ -86,7 +89,7 @@ func (c *crawlFlagSet) settings() (crawlSettings, error) {
 	s := crawlSettings{
 		Delay: duration{*c.delay}, Workers: *c.workers,
 		RevisitMin: duration{*c.revisitMin}, RevisitMax: duration{*c.revisitMax},
-		RevisitPolicy: *c.policy, FirstVisits: *c.firstVisits, Explore: *c.explore,
+		RevisitPolicy: *c.policy, FirstVisits: *c.firstVisits, Explore: *c.explore, Sitemaps: *c.sitemaps,
 		UserAgent: *c.ua, From: *c.from, MaxCrawlDelay: duration{*c.maxCD},
 		Scope: *c.scope, Include: c.include, Exclude: c.exclude, ConnsPerHost: *c.conns,
 	}
@@ -124,7 +127,7 @@ func (s crawlSettings) crawlConfig(seeds []string, cid string, allowPrivate bool
 		Seeds: seeds, CID: cid, Agent: agentToken(s.UserAgent),
 		Workers: s.Workers, MinDelay: s.Delay.Duration, DelaySet: true, MaxCrawlDelay: s.MaxCrawlDelay.Duration,
 		RevisitMin: s.RevisitMin.Duration, RevisitMax: s.RevisitMax.Duration,
-		Revisit: s.RevisitPolicy, FirstVisits: s.FirstVisits, Explore: exploreShare(s.Explore),
+		Revisit: s.RevisitPolicy, FirstVisits: s.FirstVisits, Explore: exploreShare(s.Explore), NoSitemaps: !s.Sitemaps,
 		Scope: s.Scope, Include: s.Include, Exclude: s.Exclude,
 		Fetch: crawl.FetchConfig{UserAgent: s.UserAgent, From: s.From, AllowPrivate: allowPrivate, ConnsPerHost: s.ConnsPerHost},
 	}

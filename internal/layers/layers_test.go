@@ -25,7 +25,7 @@ var allowed = map[string][]string{
 	"internal/testweb":    {},
 	"internal/chart":      {},
 	"protocol":            {"webevents", "internal/netguard", "internal/iolimit"},
-	"crawl":               {"webevents", "crawl/revisit", "internal/netguard", "internal/iolimit"},
+	"crawl":               {"webevents", "crawl/revisit", "crawl/sitemap", "internal/netguard", "internal/iolimit"},
 	"crawl/revisit":       {},
 	"crawl/sitemap":       {},
 	"peer":                {"webevents", "protocol", "crawl", "peer/rho", "peer/trust", "internal/netguard"},

@@ -42,7 +42,12 @@ type Config struct {
 	// that repeats itself (/loop/a/ links to "a/"), and a search page whose
 	// results link to further searches (/search?q=N).
 	Traps bool
-	Seed  uint64
+	// Sitemap makes every host serve /sitemap.xml listing its live pages:
+	// SitemapHonest with each page's last modification as <lastmod>,
+	// SitemapLying with every page dated the moment of the request (a site
+	// that stamps its build time). Hosts with a robots.txt name it there.
+	Sitemap SitemapMode
+	Seed    uint64
 	// PortBase, when set, puts host i on 127.0.0.1:PortBase+i, so
 	// documented commands can name the seeds; 0 picks free ports.
 	PortBase int
@@ -69,6 +74,15 @@ func (c *Config) defaults() {
 		c.Clock = time.Now
 	}
 }
+
+// SitemapMode is what a host's sitemap says (Config.Sitemap).
+type SitemapMode int
+
+const (
+	NoSitemap SitemapMode = iota
+	SitemapHonest
+	SitemapLying
+)
 
 // Web is a running synthetic web: one HTTP server per host on 127.0.0.1.
 type Web struct {
@@ -144,6 +158,9 @@ func Start(cfg Config) (*Web, error) {
 			h.robots = "User-agent: *\nDisallow: /private/\n"
 			if cfg.CrawlDelay > 0 {
 				h.robots += fmt.Sprintf("Crawl-delay: %d\n", int(cfg.CrawlDelay.Seconds()))
+			}
+			if cfg.Sitemap != NoSitemap {
+				h.robots += "Sitemap: " + h.URL + "/sitemap.xml\n"
 			}
 		}
 		h.robotsD = cfg.RobotsDownHost && i == cfg.Hosts-1
@@ -516,6 +533,9 @@ func (h *Host) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	case h.web.cfg.Traps && h.index == 0 && h.trap(w, r):
 		return
+	case path == "/sitemap.xml" && h.web.cfg.Sitemap != NoSitemap:
+		h.serveSitemap(w)
+		return
 	}
 	h.web.mu.Lock()
 	var p *page
@@ -610,4 +630,26 @@ func later(a, b time.Time) time.Time {
 		return a
 	}
 	return b
+}
+
+// serveSitemap lists the host's live pages (Config.Sitemap).
+func (h *Host) serveSitemap(w http.ResponseWriter) {
+	now := h.web.cfg.Clock().UTC()
+	h.web.mu.Lock()
+	var b strings.Builder
+	b.WriteString(`<?xml version="1.0" encoding="UTF-8"?>` + "\n" + `<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">` + "\n")
+	for _, p := range h.pages {
+		if !p.live {
+			continue
+		}
+		lastmod := p.lmd.UTC()
+		if h.web.cfg.Sitemap == SitemapLying {
+			lastmod = now
+		}
+		fmt.Fprintf(&b, "<url><loc>%s%s</loc><lastmod>%s</lastmod></url>\n", h.URL, p.path, lastmod.Format(time.RFC3339))
+	}
+	h.web.mu.Unlock()
+	b.WriteString("</urlset>\n")
+	w.Header().Set("Content-Type", "application/xml")
+	fmt.Fprint(w, b.String())
 }

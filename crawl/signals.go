@@ -1,0 +1,243 @@
+package crawl
+
+import (
+	"context"
+	"errors"
+	"io"
+	"time"
+
+	"github.com/jimsmart/grobotstxt"
+
+	"github.com/cocrawl/cocrawl/crawl/sitemap"
+)
+
+// Publishers' signals: a host's sitemaps (the Sitemap: lines of its
+// robots.txt, else /sitemap.xml). Each sitemap URL that is in scope joins
+// the frontier, and its <lastmod>, while the host's lastmods prove true,
+// makes it due when it is later than this crawler's last look (Hint's
+// Changed). A lastmod is judged by the poll it causes: a change found
+// confirms it, none refutes it. A host whose lastmods are mostly false
+// (build dates, every URL dated today) is distrusted for a day: its
+// sitemaps still add URLs, their dates count for nothing, and the host
+// is polled as any other.
+//
+// Sitemaps are read in rounds, every SitemapEvery (default RevisitMin),
+// one document per host request, at most one in every sitemapShare of the
+// host's requests after the first round; a sitemap index adds the
+// sitemaps it names on the same host (at most maxSitemapsPerHost a round).
+// Sitemaps on other hosts are not read: their requests would fall on a
+// host this one does not speak for. What is not built yet: skipping the
+// polls of URLs whose trusted lastmod has not moved (the sitemap read as
+// their visit), feeds, ResourceSync in, IndexNow.
+const (
+	sitemapShare       = 10 // a sitemap read in every 10 requests to a host, at most
+	maxSitemapsPerHost = 1000
+	// A host's lastmods are distrusted at lastmodDistrustAfter refuted
+	// claims when more than lastmodMaxFalse of its judged claims were.
+	lastmodDistrustAfter = 5
+	lastmodMaxFalse      = 0.3
+	lastmodDistrustFor   = 24 * time.Hour
+)
+
+// hostSignals is what a host's sitemaps have given and how true they were.
+type hostSignals struct {
+	robotsSitemaps []string  // same-host Sitemap: lines of its robots.txt
+	queue          []string  // sitemaps to read this round
+	nextRound      time.Time // when the next round starts; zero: not yet started
+	read           int       // sitemaps read this round
+	since          int       // requests to the host since the last sitemap read
+	confirmed      int64     // lastmod claims a poll confirmed
+	refuted        int64     // and refuted
+	distrustUntil  time.Time // lastmods ignored until then
+	gave           bool      // a sitemap of the host gave entries
+	enabled        bool      // sitemaps are read (not Config.NoSitemaps)
+}
+
+// due is when the host has a sitemap to read: now (the zero time) while a
+// round is under way, else when the next one starts.
+func (s *hostSignals) due() time.Time {
+	if len(s.queue) > 0 {
+		return time.Time{}
+	}
+	return s.nextRound
+}
+
+// SignalStats sums up publishers' signals (Crawler.SignalStats).
+type SignalStats struct {
+	SitemapReads      int64 `json:"sitemap_reads"`       // sitemap documents read
+	SitemapErrors     int64 `json:"sitemap_errors"`      // those that failed (status, size, syntax)
+	SitemapURLs       int64 `json:"sitemap_urls"`        // entries read, URLs already known included
+	LastmodHints      int64 `json:"lastmod_hints"`       // URLs made due by a lastmod
+	LastmodConfirmed  int64 `json:"lastmod_confirmed"`   // polls that found the change a lastmod claimed
+	LastmodRefuted    int64 `json:"lastmod_refuted"`     // polls that found none
+	HostsWithSitemaps int   `json:"hosts_with_sitemaps"` // hosts whose sitemaps gave entries
+	HostsDistrusted   int   `json:"hosts_distrusted"`    // hosts whose lastmods are ignored now
+}
+
+// sitemapsFrom notes the same-host sitemaps a host's robots.txt names.
+// c.mu held.
+func (c *Crawler) sitemapsFrom(h *host, body string) {
+	h.signals.robotsSitemaps = h.signals.robotsSitemaps[:0]
+	for _, s := range grobotstxt.Sitemaps(body) {
+		if u, err := Normalize(nil, s); err == nil && hostKey(u) == h.key && len(h.signals.robotsSitemaps) < maxSitemapsPerHost {
+			h.signals.robotsSitemaps = append(h.signals.robotsSitemaps, u)
+		}
+	}
+}
+
+// nextSitemap returns the sitemap the host should read now, if any, and
+// starts a round when one is due. c.mu held.
+func (c *Crawler) nextSitemap(h *host, now time.Time) (string, bool) {
+	s := &h.signals
+	if c.cfg.NoSitemaps {
+		return "", false
+	}
+	if len(s.queue) == 0 && !now.Before(s.nextRound) {
+		s.queue = append(s.queue[:0], s.robotsSitemaps...)
+		if len(s.queue) == 0 {
+			s.queue = append(s.queue, h.key+"/sitemap.xml")
+		}
+		first := s.nextRound.IsZero()
+		s.nextRound, s.read = now.Add(c.cfg.SitemapEvery), 0
+		if first {
+			s.since = sitemapShare // the first round starts at once
+		}
+	}
+	if len(s.queue) == 0 || s.since < sitemapShare && h.urlDue(now) {
+		return "", false
+	}
+	u := s.queue[len(s.queue)-1]
+	s.queue = s.queue[:len(s.queue)-1]
+	s.since, s.read = 0, s.read+1
+	if hasAnyPrefix(u, c.delegated) {
+		return "", false // a peer polls this host's part: its requests are not ours
+	}
+	return u, true
+}
+
+// readSitemap fetches one sitemap of a busy host and applies what it
+// says; the host's delay starts when the read ends.
+func (c *Crawler) readSitemap(ctx context.Context, h *host, sitemapURL string) PollResult {
+	start := time.Now()
+	var entries []sitemap.Entry
+	var kind sitemap.Kind
+	status, retry, err := c.fetcher.FetchDoc(ctx, sitemapURL, func(r io.Reader) error {
+		var err error
+		kind, err = sitemap.Read(r, sitemap.Limits{}, func(e sitemap.Entry) error {
+			entries = append(entries, e)
+			return nil
+		})
+		return err
+	})
+	end := time.Now()
+	c.sitemapReads.Add(1)
+	// A sitemap request fails the way a poll does: the same error kinds,
+	// but a sitemap's 404 only says there is none.
+	kindErr := ""
+	if err != nil && status == 0 || status == 429 || status >= 500 {
+		kindErr = errorKind(&Result{Status: status, Err: err})
+		c.errMu.Lock()
+		c.errs[kindErr]++
+		c.errMu.Unlock()
+	}
+	// Entries read before a limit was passed are kept; a document that is
+	// not a sitemap, or an answer that is not 200, gives none.
+	if err != nil || status != 200 {
+		c.sitemapErrors.Add(1)
+		if errors.Is(err, sitemap.ErrNotSitemap) || status != 200 {
+			entries = nil
+		}
+	}
+	c.sitemapURLs.Add(int64(len(entries)))
+	c.mu.Lock()
+	h.fit.sent++
+	trusted := !end.Before(h.signals.distrustUntil)
+	if kind == sitemap.SitemapIndex {
+		for _, e := range entries {
+			if u, err := Normalize(nil, e.Loc); err == nil && hostKey(u) == h.key &&
+				len(h.signals.queue) < maxSitemapsPerHost && h.signals.read+len(h.signals.queue) < maxSitemapsPerHost {
+				h.signals.queue = append(h.signals.queue, u)
+			}
+		}
+		entries = nil
+	}
+	if len(entries) > 0 {
+		h.signals.gave = true
+	}
+	// The host owes the same delay as after a poll, and the same backoff
+	// after a 429, a 5xx or a network error.
+	notBefore := end.Add(c.delay(h, end.Sub(start)))
+	if kindErr != "" {
+		h.failures++
+		notBefore = later(notBefore, end.Add(c.backoff(h, retry)))
+	} else {
+		h.failures = 0
+	}
+	c.keepHostNext(h, notBefore)
+	c.f.release(h, notBefore)
+	c.mu.Unlock()
+	for _, e := range entries {
+		var changed time.Time
+		if trusted {
+			changed = e.LastMod
+		}
+		c.hint(Hint{URL: e.Loc, Changed: changed}, true)
+	}
+	return PollResult{Requested: true, URL: sitemapURL, Status: status, Cost: end.Sub(start), ErrKind: kindErr}
+}
+
+// keepHostNext stores when the host may next be asked on one of its URL
+// states, so the delay holds across a restart (URLState.HostNext). c.mu
+// held.
+func (c *Crawler) keepHostNext(h *host, notBefore time.Time) {
+	for _, q := range []urlQueue{h.queue, h.first} {
+		if q.Len() > 0 {
+			st := q.items[0]
+			st.HostNext = max(st.HostNext, notBefore.UnixMilli())
+			c.save(st)
+			return
+		}
+	}
+}
+
+// judgeLastmod scores the lastmod claim that made st due, by the poll that
+// followed: a change confirms it, none refutes it. c.mu held.
+func (c *Crawler) judgeLastmod(h *host, st *URLState, changed bool, now time.Time) {
+	if !st.byLastmod {
+		return
+	}
+	st.byLastmod = false
+	s := &h.signals
+	if changed {
+		s.confirmed++
+		c.lastmodConfirmed.Add(1)
+		return
+	}
+	s.refuted++
+	c.lastmodRefuted.Add(1)
+	if s.refuted >= lastmodDistrustAfter && float64(s.refuted) > lastmodMaxFalse*float64(s.confirmed+s.refuted) {
+		s.distrustUntil = now.Add(lastmodDistrustFor)
+		s.confirmed, s.refuted = 0, 0 // judged afresh when the day is over
+		c.cfg.Logger.Info("a host's sitemap lastmods proved false: polled without them for a day", "host", h.key)
+	}
+}
+
+// SignalStats reports publishers' signals. It walks the hosts (O(hosts)).
+func (c *Crawler) SignalStats() SignalStats {
+	s := SignalStats{
+		SitemapReads: c.sitemapReads.Load(), SitemapErrors: c.sitemapErrors.Load(), SitemapURLs: c.sitemapURLs.Load(),
+		LastmodHints: c.lastmodHints.Load(), LastmodConfirmed: c.lastmodConfirmed.Load(), LastmodRefuted: c.lastmodRefuted.Load(),
+	}
+	now := time.Now()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, h := range c.f.hosts {
+		if h.signals.gave {
+			s.HostsWithSitemaps++
+		}
+		if now.Before(h.signals.distrustUntil) {
+			s.HostsDistrusted++
+		}
+	}
+	return s
+}
