@@ -37,6 +37,7 @@ const (
 	lastmodDistrustAfter = 5
 	lastmodMaxFalse      = 0.3
 	lastmodDistrustFor   = 24 * time.Hour
+	missingSitemapEvery  = 24 * time.Hour
 )
 
 // hostSignals is what a host's sitemaps have given and how true they were.
@@ -77,11 +78,15 @@ type SignalStats struct {
 // sitemapsFrom notes the same-host sitemaps a host's robots.txt names.
 // c.mu held.
 func (c *Crawler) sitemapsFrom(h *host, body string) {
+	had := len(h.signals.robotsSitemaps)
 	h.signals.robotsSitemaps = h.signals.robotsSitemaps[:0]
 	for _, s := range grobotstxt.Sitemaps(body) {
 		if u, err := Normalize(nil, s); err == nil && hostKey(u) == h.key && len(h.signals.robotsSitemaps) < maxSitemapsPerHost {
 			h.signals.robotsSitemaps = append(h.signals.robotsSitemaps, u)
 		}
+	}
+	if had == 0 && len(h.signals.robotsSitemaps) > 0 && len(h.signals.queue) == 0 {
+		h.signals.nextRound = time.Time{} // newly named: read them now
 	}
 }
 
@@ -163,6 +168,12 @@ func (c *Crawler) readSitemap(ctx context.Context, h *host, sitemapURL string) P
 	}
 	if len(entries) > 0 {
 		h.signals.gave = true
+	}
+	if status == 404 || status == 410 || errors.Is(err, sitemap.ErrNotSitemap) {
+		// None there: look again in a day, not every round (most hosts
+		// have no /sitemap.xml; a robots.txt that names one starts a
+		// round when it is next read).
+		h.signals.nextRound = later(h.signals.nextRound, end.Add(missingSitemapEvery))
 	}
 	// The host owes the same delay as after a poll, and the same backoff
 	// after a 429, a 5xx or a network error.
