@@ -178,6 +178,9 @@ var (
 	descChecks   = prometheus.NewDesc("cocrawl_spot_checks_total", "Spot-checks of peers' claims by verdict (asked: polls asked for).", []string{"verdict"}, nil)
 	descRolled   = prometheus.NewDesc("cocrawl_rolled_back_total", "URLs re-polled because the peer that gave their state was distrusted.", nil, nil)
 	descStore    = prometheus.NewDesc("cocrawl_store_failures_total", "Failures of this peer's own store during merges (a full disk): not blamed on the peer merged from.", nil, nil)
+	descSitemaps = prometheus.NewDesc("cocrawl_sitemap_reads_total", "Sitemap documents read, by outcome (ok, error).", []string{"outcome"}, nil)
+	descLastmods = prometheus.NewDesc("cocrawl_sitemap_lastmods_total", "Sitemap lastmods that made a page due (hinted), and the polls' verdicts on them.", []string{"verdict"}, nil)
+	descPubHosts = prometheus.NewDesc("cocrawl_sitemap_hosts", "Hosts whose sitemaps gave entries, and those whose lastmods are distrusted now.", []string{"state"}, nil)
 )
 
 // peerCollector turns the status into metrics at scrape time, so counters
@@ -185,7 +188,7 @@ var (
 type peerCollector struct{ p *Peer }
 
 func (c peerCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descRho, descOps, descEvents, descBytes, descSeconds, descErrors, descPeers, descIdle, descFrontier, descTimeRho, descDHTBytes, descDHTPeers, descChecks, descRolled, descStore} {
+	for _, d := range []*prometheus.Desc{descRho, descOps, descEvents, descBytes, descSeconds, descErrors, descPeers, descIdle, descFrontier, descTimeRho, descDHTBytes, descDHTPeers, descChecks, descRolled, descStore, descSitemaps, descLastmods, descPubHosts} {
 		ch <- d
 	}
 }
@@ -219,6 +222,14 @@ func (c peerCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	ch <- prometheus.MustNewConstMetric(descRolled, prometheus.CounterValue, float64(st.Checks.RolledBack))
 	ch <- prometheus.MustNewConstMetric(descStore, prometheus.CounterValue, float64(st.StoreFailures))
+	sg := st.Signals
+	ch <- prometheus.MustNewConstMetric(descSitemaps, prometheus.CounterValue, float64(sg.SitemapReads-sg.SitemapErrors), "ok")
+	ch <- prometheus.MustNewConstMetric(descSitemaps, prometheus.CounterValue, float64(sg.SitemapErrors), "error")
+	for v, n := range map[string]int64{"hinted": sg.LastmodHints, "confirmed": sg.LastmodConfirmed, "refuted": sg.LastmodRefuted} {
+		ch <- prometheus.MustNewConstMetric(descLastmods, prometheus.CounterValue, float64(n), v)
+	}
+	ch <- prometheus.MustNewConstMetric(descPubHosts, prometheus.GaugeValue, float64(sg.HostsWithSitemaps), "with_sitemaps")
+	ch <- prometheus.MustNewConstMetric(descPubHosts, prometheus.GaugeValue, float64(sg.HostsDistrusted), "distrusted")
 	ch <- prometheus.MustNewConstMetric(descIdle, prometheus.CounterValue, float64(st.Idle))
 	ch <- prometheus.MustNewConstMetric(descFrontier, prometheus.GaugeValue, float64(st.FrontierURLs))
 	if st.DHTBytes != nil {

@@ -190,7 +190,8 @@ func TestRunThreePeers(t *testing.T) {
 		t.Fatalf("statuses %+v", sts)
 	}
 	for _, addr := range addrs {
-		for path, want := range map[string]string{"/": "cocrawl peer", "/metrics": "cocrawl_rho ", "/robots.shr": "rho: "} {
+		for path, want := range map[string]string{"/": "cocrawl peer", "/metrics": "cocrawl_sitemap_reads_total{outcome=", "/robots.shr": "rho: ",
+			"/api/status": `"sitemap_reads"`, "/.well-known/resourcesync": `capability="description"`} {
 			resp, err := http.Get("http://" + addr + path)
 			if err != nil {
 				t.Fatal(err)
