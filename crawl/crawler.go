@@ -60,6 +60,7 @@ type Crawler struct {
 	stalled                                        atomic.Int64 // polls not sent while the store lagged
 	sitemapReads, sitemapErrors, sitemapURLs       atomic.Int64 // signals.go
 	lastmodHints, lastmodConfirmed, lastmodRefuted atomic.Int64
+	sitemapVisits                                  atomic.Int64
 	discovered, skipped, delegatedSkips            atomic.Int64
 	errMu                                          sync.Mutex
 	errs                                           map[string]int64
@@ -466,7 +467,7 @@ func (c *Crawler) afterFetch(h *host, st *URLState, res *Result) (webevents.Even
 		h.failures = 0
 		st.Excluded = false
 		if res.Status == 200 || res.Status == 304 {
-			c.judgeLastmod(h, st, changed, res.End)
+			c.judgeLastmod(h, st, changed, res.LastModified, res.End)
 			st.Polls++
 			c.observeLook(st, res.End, changed, res.LastModified)
 			if res.Status == 200 && !refused {

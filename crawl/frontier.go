@@ -37,10 +37,12 @@ type URLState struct {
 	Seen int64        `json:"s,omitempty"`
 	Rate revisit.Rate `json:"cr,omitzero"`
 
-	qi        int  // 1 + position in its host's queue or first-visit heap; 0 when in neither (being polled, gone)
-	inFirst   bool // queued in the first-visit heap
-	checking  bool // Recheck asked for a poll: hints do not put it off
-	byLastmod bool // a sitemap's lastmod made it due: its poll judges the claim
+	qi       int  // 1 + position in its host's queue or first-visit heap; 0 when in neither (being polled, gone)
+	inFirst  bool // queued in the first-visit heap
+	checking bool // Recheck asked for a poll: hints do not put it off
+	// lastmodClaim is what a sitemap's lastmod said of the URL since its
+	// last poll (changed, or unchanged): the next poll judges it.
+	lastmodClaim uint8
 }
 
 // host is one host's queue and politeness state. Times are absolute.

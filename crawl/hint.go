@@ -34,11 +34,19 @@ type Hint struct {
 // decide when a request is sent. Times after now count as now, so a hint
 // cannot put a URL off beyond one revisit interval. It reports whether
 // the URL is in the frontier. Call it between Start and Stop, as Poll.
-func (c *Crawler) Hint(h Hint) bool { return c.hint(h, false) }
+func (c *Crawler) Hint(h Hint) bool { return c.hint(h, sitemapSays{}) }
 
-// hint is Hint; byLastmod says Changed is a sitemap's lastmod, which the
-// poll it causes judges (judgeLastmod).
-func (c *Crawler) hint(h Hint, byLastmod bool) bool {
+// sitemapSays marks a hint from a sitemap entry (signals.go): Changed is
+// its lastmod, a claim the next poll of the URL judges. On a proven host
+// an entry whose lastmod has not moved since the last look counts as a
+// visit at Seen (the read), unless it is sampled for a spot-check.
+type sitemapSays struct {
+	on, proven, sample bool
+	precision          time.Duration // of the lastmod (sitemap.Entry.Precision)
+}
+
+// hint is Hint, from a sitemap when says.on.
+func (c *Crawler) hint(h Hint, says sitemapSays) bool {
 	u, err := Normalize(nil, h.URL)
 	if err != nil {
 		c.skipped.Add(1)
@@ -61,6 +69,21 @@ func (c *Crawler) hint(h Hint, byLastmod bool) bool {
 	}
 	look := c.lastLook(st)
 	changedSince := !changed.IsZero() && changed.After(look)
+	if says.on {
+		switch {
+		case changedSince || st.Polls == 0 || changed.IsZero() || changed.Add(says.precision).After(look):
+			// Changed since the last look (poll it: the read is no
+			// visit), never looked at, undated, or dated too coarsely to
+			// tell (a date alone, the day of the last look).
+			seen = time.Time{}
+		case !says.proven || says.sample:
+			// Unchanged, says the publisher: the next poll judges it.
+			if st.lastmodClaim == claimNone {
+				st.lastmodClaim = claimStill
+			}
+			seen = time.Time{}
+		}
+	}
 	due := st.Due
 	switch {
 	case st.checking:
@@ -68,6 +91,9 @@ func (c *Crawler) hint(h Hint, byLastmod bool) bool {
 	case !seen.IsZero() && seen.After(look):
 		c.hinted.Add(1)
 		c.f.host(hostKey(u)).fit.hinted++
+		if says.on {
+			c.sitemapVisits.Add(1)
+		}
 		if h.Observed {
 			prev := time.UnixMilli(st.Seen)
 			c.observeLook(st, seen, !changed.IsZero() && changed.After(prev), changed)
@@ -79,8 +105,8 @@ func (c *Crawler) hint(h Hint, byLastmod bool) bool {
 		}
 	case changedSince:
 		due = now
-		if byLastmod && st.Polls > 0 && !st.byLastmod {
-			st.byLastmod = true
+		if says.on && st.Polls > 0 && st.lastmodClaim != claimChanged {
+			st.lastmodClaim = claimChanged
 			c.lastmodHints.Add(1)
 		}
 	}

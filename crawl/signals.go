@@ -13,22 +13,24 @@ import (
 
 // Publishers' signals: a host's sitemaps (the Sitemap: lines of its
 // robots.txt, else /sitemap.xml). Each sitemap URL that is in scope joins
-// the frontier, and its <lastmod>, while the host's lastmods prove true,
-// makes it due when it is later than this crawler's last look (Hint's
-// Changed). A lastmod is judged by the poll it causes: a change found
-// confirms it, none refutes it. A host whose lastmods are mostly false
-// (build dates, every URL dated today) is distrusted for a day: its
-// sitemaps still add URLs, their dates count for nothing, and the host
-// is polled as any other.
+// the frontier. Its <lastmod> is a claim: later than this crawler's last
+// look, the page changed and is due now; not later, it did not. The next
+// poll of the URL judges the claim (a change found where one was claimed,
+// none where none was). Once a host's claims are proven (lastmodProven
+// confirmed, few refuted), a sitemap read counts as the visit of each
+// page it says is unchanged, so those pages are not polled, but for one
+// in lastmodSampleEvery, whose next poll checks the claim. A host whose
+// lastmods are mostly false (build dates, every page dated today) is
+// distrusted for a day: its sitemaps still add URLs, their dates count
+// for nothing, and the host is polled as any other.
 //
 // Sitemaps are read in rounds, every SitemapEvery (default RevisitMin),
 // one document per host request, at most one in every sitemapShare of the
 // host's requests after the first round; a sitemap index adds the
 // sitemaps it names on the same host (at most maxSitemapsPerHost a round).
 // Sitemaps on other hosts are not read: their requests would fall on a
-// host this one does not speak for. What is not built yet: skipping the
-// polls of URLs whose trusted lastmod has not moved (the sitemap read as
-// their visit), feeds, ResourceSync in, IndexNow.
+// host this one does not speak for. Not built yet: feeds, ResourceSync
+// in, IndexNow.
 const (
 	sitemapShare       = 10 // a sitemap read in every 10 requests to a host, at most
 	maxSitemapsPerHost = 1000
@@ -37,7 +39,12 @@ const (
 	lastmodDistrustAfter = 5
 	lastmodMaxFalse      = 0.3
 	lastmodDistrustFor   = 24 * time.Hour
-	missingSitemapEvery  = 24 * time.Hour
+	// A host's lastmods are proven, and its unchanged pages' polls
+	// skipped, once lastmodProven claims were confirmed (and few refuted);
+	// one unchanged page in lastmodSampleEvery is still polled, to check.
+	lastmodProven       = 3
+	lastmodSampleEvery  = 16
+	missingSitemapEvery = 24 * time.Hour
 )
 
 // hostSignals is what a host's sitemaps have given and how true they were.
@@ -51,6 +58,7 @@ type hostSignals struct {
 	refuted        int64     // and refuted
 	distrustUntil  time.Time // lastmods ignored until then
 	gave           bool      // a sitemap of the host gave entries
+	readAt         time.Time // when its last sitemap was read
 	enabled        bool      // sitemaps are read (not Config.NoSitemaps)
 }
 
@@ -71,6 +79,7 @@ type SignalStats struct {
 	LastmodHints      int64 `json:"lastmod_hints"`       // URLs made due by a lastmod
 	LastmodConfirmed  int64 `json:"lastmod_confirmed"`   // polls that found the change a lastmod claimed
 	LastmodRefuted    int64 `json:"lastmod_refuted"`     // polls that found none
+	SitemapVisits     int64 `json:"sitemap_visits"`      // unchanged pages of proven hosts whose sitemap read counted as their visit
 	HostsWithSitemaps int   `json:"hosts_with_sitemaps"` // hosts whose sitemaps gave entries
 	HostsDistrusted   int   `json:"hosts_distrusted"`    // hosts whose lastmods are ignored now
 }
@@ -186,13 +195,21 @@ func (c *Crawler) readSitemap(ctx context.Context, h *host, sitemapURL string) P
 	}
 	c.keepHostNext(h, notBefore)
 	c.f.release(h, notBefore)
+	s := &h.signals
+	s.readAt = end
+	proven := trusted && s.confirmed >= lastmodProven && float64(s.refuted) <= lastmodMaxFalse*float64(s.confirmed+s.refuted)
+	round := s.read
 	c.mu.Unlock()
-	for _, e := range entries {
-		var changed time.Time
-		if trusted {
-			changed = e.LastMod
+	for i, e := range entries {
+		if !trusted {
+			c.hint(Hint{URL: e.Loc}, sitemapSays{}) // its URLs still count; its dates do not
+			continue
 		}
-		c.hint(Hint{URL: e.Loc, Changed: changed}, true)
+		// A proven host's unchanged pages count the read as their visit,
+		// all but one in sampleEvery, which its next poll checks.
+		sample := (i+round)%lastmodSampleEvery == 0
+		c.hint(Hint{URL: e.Loc, Changed: e.LastMod, Seen: end, Observed: proven && !sample},
+			sitemapSays{on: true, proven: proven, sample: sample, precision: e.Precision})
 	}
 	return PollResult{Requested: true, URL: sitemapURL, Status: status, Cost: end.Sub(start), ErrKind: kindErr}
 }
@@ -211,15 +228,27 @@ func (c *Crawler) keepHostNext(h *host, notBefore time.Time) {
 	}
 }
 
-// judgeLastmod scores the lastmod claim that made st due, by the poll that
-// followed: a change confirms it, none refutes it. c.mu held.
-func (c *Crawler) judgeLastmod(h *host, st *URLState, changed bool, now time.Time) {
-	if !st.byLastmod {
+// What a sitemap's lastmod claimed of a URL since its last poll.
+const (
+	claimNone    = iota
+	claimChanged // later than the last look: made the URL due
+	claimStill   // not later: a spot-check of a proven host, or any claim of an unproven one
+)
+
+// judgeLastmod scores a lastmod claim by the poll that followed: a claimed
+// change found, or no change where none was claimed, confirms it. c.mu
+// held.
+func (c *Crawler) judgeLastmod(h *host, st *URLState, changed bool, lastMod, now time.Time) {
+	claim := st.lastmodClaim
+	if claim == claimNone {
 		return
 	}
-	st.byLastmod = false
+	st.lastmodClaim = claimNone
 	s := &h.signals
-	if changed {
+	if claim == claimStill && changed && !lastMod.IsZero() && lastMod.After(s.readAt.Add(-time.Second)) {
+		return // it changed after the sitemap said it had not: no verdict
+	}
+	if changed == (claim == claimChanged) {
 		s.confirmed++
 		c.lastmodConfirmed.Add(1)
 		return
@@ -238,6 +267,7 @@ func (c *Crawler) SignalStats() SignalStats {
 	s := SignalStats{
 		SitemapReads: c.sitemapReads.Load(), SitemapErrors: c.sitemapErrors.Load(), SitemapURLs: c.sitemapURLs.Load(),
 		LastmodHints: c.lastmodHints.Load(), LastmodConfirmed: c.lastmodConfirmed.Load(), LastmodRefuted: c.lastmodRefuted.Load(),
+		SitemapVisits: c.sitemapVisits.Load(),
 	}
 	now := time.Now()
 	c.mu.Lock()

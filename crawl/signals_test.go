@@ -52,3 +52,28 @@ func TestSitemapLastmods(t *testing.T) {
 		})
 	}
 }
+
+// A proven host's sitemap stands in for the polls of pages it says are
+// unchanged: against the same crawl without sitemaps, far fewer page
+// requests, the changes still found.
+func TestSitemapSavesPolls(t *testing.T) {
+	run := func(sitemaps bool) (Stats, SignalStats) {
+		w := runWeb(t, testweb.Config{Hosts: 1, PagesPerHost: 30, UpdateRate: 0.05, Sitemap: testweb.SitemapHonest, Seed: 6})
+		cfg := testConfig(w)
+		cfg.RevisitMin, cfg.RevisitMax, cfg.SitemapEvery, cfg.NoSitemaps = 500*time.Millisecond, 500*time.Millisecond, 250*time.Millisecond, !sitemaps
+		cfg.Revisit = RevisitUniform
+		c := startCrawler(t, cfg, webevents.NewMemStore(), &MemFrontier{})
+		time.Sleep(6 * time.Second)
+		return c.Stats(), c.SignalStats()
+	}
+	plain, _ := run(false)
+	with, sig := run(true)
+	t.Logf("without sitemaps: %d polls, %d updates found; with: %d polls and %d sitemap reads, %d updates found; %+v",
+		plain.Polls, plain.Updated, with.Polls, sig.SitemapReads, with.Updated, sig)
+	if sig.SitemapVisits == 0 || with.Polls+sig.SitemapReads > plain.Polls/2 {
+		t.Errorf("sitemaps saved too little: %d polls and %d reads against %d", with.Polls, sig.SitemapReads, plain.Polls)
+	}
+	if with.Updated == 0 || sig.LastmodRefuted > sig.LastmodConfirmed/5 {
+		t.Errorf("with sitemaps, %d updates found, lastmods %d confirmed and %d refuted", with.Updated, sig.LastmodConfirmed, sig.LastmodRefuted)
+	}
+}

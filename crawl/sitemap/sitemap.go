@@ -24,6 +24,10 @@ const (
 type Entry struct {
 	Loc     string
 	LastMod time.Time // zero when absent or unreadable
+	// Precision is how far after LastMod the change may have come: a
+	// second for a full datetime, a day for a date alone ("2026-11-23"
+	// says the page changed on that day, not at midnight).
+	Precision time.Duration
 }
 
 // Limits bound what one document may cost. Zero fields take the sitemaps.org
@@ -138,7 +142,7 @@ func Read(r io.Reader, lim Limits, fn func(Entry) error) (Kind, error) {
 						cur.Loc = v
 					}
 				} else {
-					cur.LastMod, _ = ParseW3CDate(v)
+					cur.LastMod, cur.Precision, _ = parseW3C(v)
 				}
 				field = ""
 			case depth == 2 && cur != nil:
@@ -170,12 +174,24 @@ func sitemapSpace(ns string) bool {
 // second (and fractions), with Z or ±hh:mm. A date without a time is its
 // 00:00 UTC.
 func ParseW3CDate(s string) (time.Time, error) {
-	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04Z07:00", "2006-01-02", "2006-01", "2006"} {
-		if t, err := time.Parse(layout, s); err == nil {
-			return t, nil
+	t, _, err := parseW3C(s)
+	return t, err
+}
+
+// parseW3C is ParseW3CDate with the precision the form gives.
+func parseW3C(s string) (time.Time, time.Duration, error) {
+	for _, f := range []struct {
+		layout    string
+		precision time.Duration
+	}{
+		{time.RFC3339Nano, time.Second}, {"2006-01-02T15:04Z07:00", time.Minute},
+		{"2006-01-02", 24 * time.Hour}, {"2006-01", 31 * 24 * time.Hour}, {"2006", 366 * 24 * time.Hour},
+	} {
+		if t, err := time.Parse(f.layout, s); err == nil {
+			return t, f.precision, nil
 		}
 	}
-	return time.Time{}, fmt.Errorf("%w: lastmod %.40q is not a W3C datetime", ErrSitemap, s)
+	return time.Time{}, 0, fmt.Errorf("%w: lastmod %.40q is not a W3C datetime", ErrSitemap, s)
 }
 
 // countReader stops a read past its allowance.

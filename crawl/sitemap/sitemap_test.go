@@ -35,15 +35,15 @@ func TestReadURLSet(t *testing.T) {
 		t.Fatalf("kind %v, err %v", k, err)
 	}
 	want := []Entry{
-		{"https://example.org/a", time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC)},
-		{"https://example.org/b?x=1&y=2", time.Date(2026, 11, 21, 8, 30, 0, 0, time.UTC)},
-		{"https://example.org/c", time.Time{}},
+		{"https://example.org/a", time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC), 24 * time.Hour},
+		{"https://example.org/b?x=1&y=2", time.Date(2026, 11, 21, 8, 30, 0, 0, time.UTC), time.Second},
+		{"https://example.org/c", time.Time{}, 0},
 	}
 	if len(got) != len(want) {
 		t.Fatalf("got %+v", got)
 	}
 	for i := range want {
-		if got[i].Loc != want[i].Loc || !got[i].LastMod.Equal(want[i].LastMod) {
+		if got[i].Loc != want[i].Loc || !got[i].LastMod.Equal(want[i].LastMod) || got[i].Precision != want[i].Precision {
 			t.Errorf("entry %d: %+v, want %+v", i, got[i], want[i])
 		}
 	}
