@@ -100,6 +100,15 @@ func (c *Crawler) hint(h Hint, says sitemapSays) bool {
 		}
 		c.nextInterval(c.f.host(hostKey(u)), st, changedSince, now)
 		due = c.revisitAt(st, seen)
+		if says.on {
+			// The next sitemap read is its next visit: poll it only if
+			// that read does not come (half a round late). The interval
+			// stretches with it, so the last look (due less interval)
+			// stays the read.
+			pushed := later(due, c.f.host(hostKey(u)).signals.nextRound.Add(c.cfg.SitemapEvery/2))
+			st.Interval += pushed.Sub(due)
+			due = pushed
+		}
 		if changed.After(seen) {
 			due = now
 		}

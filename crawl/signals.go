@@ -43,7 +43,7 @@ const (
 	// skipped, once lastmodProven claims were confirmed (and few refuted);
 	// one unchanged page in lastmodSampleEvery is still polled, to check.
 	lastmodProven       = 3
-	lastmodSampleEvery  = 16
+	lastmodSampleEvery  = 32
 	missingSitemapEvery = 24 * time.Hour
 )
 

@@ -13,15 +13,17 @@ import (
 // cmdMeasure runs the crawler's policy experiments (docs/performance.md).
 func cmdMeasure(ctx context.Context, args []string, out io.Writer) error {
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
-		return usagef("measure takes an experiment: revisits or first-visits")
+		return usagef("measure takes an experiment: revisits, first-visits or sitemaps")
 	}
 	switch args[0] {
 	case "revisits":
 		return measureRevisits(ctx, args[1:], out)
 	case "first-visits":
 		return measureFirstVisits(ctx, args[1:], out)
+	case "sitemaps":
+		return measureSitemaps(ctx, args[1:], out)
 	}
-	return usagef("no experiment %q: revisits or first-visits", args[0])
+	return usagef("no experiment %q: revisits, first-visits or sitemaps", args[0])
 }
 
 func measureRevisits(ctx context.Context, args []string, out io.Writer) error {
@@ -75,5 +77,31 @@ func measureFirstVisits(ctx context.Context, args []string, out io.Writer) error
 		return err
 	}
 	measure.PrintFirstVisits(out, c, res)
+	return nil
+}
+
+func measureSitemaps(ctx context.Context, args []string, out io.Writer) error {
+	fs := newFlags("measure sitemaps", "measure sitemaps [--hosts N] [--pages N] [--change-every D] [--delay D] [--sitemap-every D] [--warmup D] [--measure D] [--seed N]")
+	var c measure.SitemapConfig
+	fs.IntVar(&c.Hosts, "hosts", 4, "testweb hosts")
+	fs.IntVar(&c.Pages, "pages", 100, "pages per host")
+	fs.DurationVar(&c.ChangeEvery, "change-every", 5*time.Minute, "mean time between changes of a page")
+	fs.DurationVar(&c.Delay, "delay", 100*time.Millisecond, "politeness delay per host")
+	fs.DurationVar(&c.SitemapEvery, "sitemap-every", 10*time.Second, "how often a host's sitemap is read")
+	fs.DurationVar(&c.Warmup, "warmup", time.Minute, "crawl time before measuring")
+	fs.DurationVar(&c.Measure, "measure", 3*time.Minute, "measured time")
+	fs.Uint64Var(&c.Seed, "seed", 1, "random seed of the web")
+	if pos, err := parse(fs, args); err != nil {
+		return err
+	} else if len(pos) > 0 {
+		return usagef("unexpected argument %q", pos[0])
+	}
+	c.Progress = out
+	fmt.Fprintf(out, "three copies of one web crawled at once: plain polling, honest sitemaps, lying sitemaps; %v in all\n", c.Warmup+c.Measure)
+	runs, err := measure.Sitemaps(ctx, c)
+	if err != nil {
+		return err
+	}
+	measure.PrintSitemaps(out, c, runs)
 	return nil
 }

@@ -122,3 +122,28 @@ func TestRevisitsReport(t *testing.T) {
 		}
 	}
 }
+
+// The sitemap experiment runs its three arms and reports each (a short
+// run: the mechanics, not the figures).
+func TestSitemapsReport(t *testing.T) {
+	cfg := SitemapConfig{Hosts: 1, Pages: 20, ChangeEvery: 5 * time.Second, Delay: 10 * time.Millisecond, SitemapEvery: 500 * time.Millisecond,
+		Warmup: 2 * time.Second, Measure: 2 * time.Second}
+	runs, err := Sitemaps(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	PrintSitemaps(&b, cfg, runs)
+	t.Log("\n" + b.String())
+	if len(runs) != 3 {
+		t.Fatalf("%d arms", len(runs))
+	}
+	for _, r := range runs {
+		if r.Requests <= 0 || r.Freshness <= 0 || r.Freshness > 1 {
+			t.Errorf("%s: %+v", r.Arm, r)
+		}
+	}
+	if runs[0].Signals.SitemapReads != 0 || runs[1].Signals.SitemapReads == 0 {
+		t.Errorf("sitemap reads: plain %d, honest %d", runs[0].Signals.SitemapReads, runs[1].Signals.SitemapReads)
+	}
+}

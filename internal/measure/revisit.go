@@ -105,13 +105,9 @@ func Revisits(ctx context.Context, cfg RevisitConfig) (*RevisitReport, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	type arm struct {
-		policy string
-		web    *testweb.Web
-		c      *crawl.Crawler
-		store  *webevents.MemStore
-		fresh  float64
-		n      int
-		polls  [2]int64
+		sampled
+		c     *crawl.Crawler
+		polls [2]int64
 	}
 	var arms []*arm
 	defer func() {
@@ -126,7 +122,7 @@ func Revisits(ctx context.Context, cfg RevisitConfig) (*RevisitReport, error) {
 		if err != nil {
 			return nil, err
 		}
-		a := &arm{policy: p, web: w, store: webevents.NewMemStore()}
+		a := &arm{sampled: sampled{name: p, web: w, store: webevents.NewMemStore()}}
 		arms = append(arms, a)
 		c, err := crawl.New(crawl.Config{
 			Seeds: w.Seeds(), CID: "measure.test:1 cocrawl/1.1", Workers: cfg.Hosts * 2,
@@ -146,47 +142,22 @@ func Revisits(ctx context.Context, cfg RevisitConfig) (*RevisitReport, error) {
 	defer wg.Wait()
 	defer cancel()
 
-	start := time.Now()
-	tick := time.NewTicker(250 * time.Millisecond)
-	defer tick.Stop()
-	lastNote := start
-	measuring := false
-	for {
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case now := <-tick.C:
-			el := now.Sub(start)
-			if !measuring && el >= cfg.Warmup {
-				measuring = true
-				for _, a := range arms {
-					a.polls[0] = a.c.Stats().Polls
-				}
-			}
-			if measuring {
-				for _, a := range arms {
-					a.fresh += freshShare(a.web, a.store)
-					a.n++
-				}
-			}
-			if cfg.Progress != nil && now.Sub(lastNote) >= 30*time.Second {
-				lastNote = now
-				var parts []string
-				for _, a := range arms {
-					parts = append(parts, fmt.Sprintf("%s %.3f", a.policy, freshShare(a.web, a.store)))
-				}
-				fmt.Fprintf(cfg.Progress, "%4.0fs  fresh now: %s\n", el.Seconds(), strings.Join(parts, ", "))
-			}
-			if el < cfg.Warmup+cfg.Measure {
-				continue
-			}
+	views := make([]*sampled, len(arms))
+	for i, a := range arms {
+		views[i] = &a.sampled
+	}
+	err := sampleFreshness(ctx, views, cfg.Warmup, cfg.Measure, cfg.Progress, func() {
+		for _, a := range arms {
+			a.polls[0] = a.c.Stats().Polls
 		}
-		break
+	})
+	if err != nil {
+		return nil, err
 	}
 	rep := &RevisitReport{Config: cfg}
 	for _, a := range arms {
 		a.polls[1] = a.c.Stats().Polls
-		run := PolicyRun{Policy: a.policy, Freshness: a.fresh / float64(max(a.n, 1)),
+		run := PolicyRun{Policy: a.name, Freshness: a.mean(),
 			Requests: float64(a.polls[1]-a.polls[0]) / cfg.Measure.Seconds()}
 		run.Estimated, run.MedianRatio, run.MeanR = estimateRatios(a.web, a.c)
 		rep.Runs = append(rep.Runs, run)
