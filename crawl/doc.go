@@ -23,6 +23,9 @@
 // URLs the budget its caller gives (Config.RequestRate), by the freshness
 // optimum of Cho and Garcia-Molina (Config.Revisit: RevisitOptimal; the
 // first plan's halve-or-grow rule and uniform revisits remain as options).
+// Hosts' sitemaps (signals.go, package crawl/sitemap) add URLs and lastmod
+// claims, which the polls they cause judge; a proven host's sitemap read
+// stands in for the polls of the pages it says are unchanged.
 //
 // Knowledge from outside its own polls and links (records merged from
 // peers, sitemaps, feeds) enters through one door, Crawler.Hint: a URL in
@@ -32,11 +35,12 @@
 // off (a spot-check of a peer's claim). With Config.Spread each crawler
 // polls in its own order, so peers that hint each other interleave; with
 // Config.Confirm a poll that saw no change is recorded as a confirmation,
-// which peers count as a visit. order.go holds the order and the first plan's interval rule. The files
-// follow the concerns: config.go, scope.go (scope and trap rules),
-// politeness.go, fetch.go, robots.go, detect.go, links.go, frontier.go,
-// schedule.go, estimate.go, hint.go, persist.go, errorkinds.go; crawler.go
-// holds the life cycle and the poll.
+// which peers count as a visit. order.go holds the order and the first
+// plan's interval rule. The files follow the concerns: config.go,
+// scope.go (scope and trap rules), politeness.go, fetch.go, robots.go,
+// detect.go, links.go, frontier.go, schedule.go, estimate.go, hint.go,
+// signals.go, persist.go, errorkinds.go; crawler.go holds the life cycle
+// and the poll.
 //
 // The crawler never records events for robots.txt, robots.shr, or URLs
 // under a prefix given to ExcludePrefixes (peers' share repositories).
