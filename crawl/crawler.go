@@ -60,7 +60,7 @@ type Crawler struct {
 	stalled                                        atomic.Int64 // polls not sent while the store lagged
 	sitemapReads, sitemapErrors, sitemapURLs       atomic.Int64 // signals.go
 	lastmodHints, lastmodConfirmed, lastmodRefuted atomic.Int64
-	sitemapVisits                                  atomic.Int64
+	sitemapVisits, feedReads                       atomic.Int64
 	discovered, skipped, delegatedSkips            atomic.Int64
 	errMu                                          sync.Mutex
 	errs                                           map[string]int64
@@ -480,6 +480,9 @@ func (c *Crawler) afterFetch(h *host, st *URLState, res *Result) (webevents.Even
 	}
 	if res.Location != "" {
 		c.addURL(res.Location, st.Depth, res.End)
+	}
+	if len(res.Links.Feeds) > 0 && !c.cfg.NoSitemaps {
+		c.feedsFrom(h, res.Links.Feeds)
 	}
 	for _, l := range res.Links.URLs {
 		if to, isNew := c.addURL(l, st.Depth+1, res.End); to != nil && to != st && (firstView || isNew) {

@@ -43,6 +43,7 @@ func (c *Crawler) Hint(h Hint) bool { return c.hint(h, sitemapSays{}) }
 type sitemapSays struct {
 	on, proven, sample bool
 	precision          time.Duration // of the lastmod (sitemap.Entry.Precision)
+	changesOnly        bool          // a feed: it says what changed, never that nothing did
 }
 
 // hint is Hint, from a sitemap when says.on.
@@ -75,6 +76,8 @@ func (c *Crawler) hint(h Hint, says sitemapSays) bool {
 			// Changed since the last look (poll it: the read is no
 			// visit), never looked at, undated, or dated too coarsely to
 			// tell (a date alone, the day of the last look).
+			seen = time.Time{}
+		case says.changesOnly:
 			seen = time.Time{}
 		case !says.proven || says.sample:
 			// Unchanged, says the publisher: the next poll judges it.

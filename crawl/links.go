@@ -12,6 +12,7 @@ import (
 // Links is what a page says about where to go next.
 type Links struct {
 	URLs     []string // normalised, de-duplicated, in document order
+	Feeds    []string // of those, the feeds a <link rel="alternate"> names (RSS, Atom, JSON Feed)
 	NoFollow bool     // <meta name="robots" content="nofollow">: URLs is empty
 	NoIndex  bool     // <meta name="robots" content="noindex">
 }
@@ -54,7 +55,7 @@ func ExtractLinks(r io.Reader, base *url.URL) (Links, error) {
 		case html.ErrorToken:
 			if z.Err() == io.EOF {
 				if out.NoFollow {
-					out.URLs = nil
+					out.URLs, out.Feeds = nil, nil
 				}
 				return out, nil
 			}
@@ -92,6 +93,11 @@ func ExtractLinks(r io.Reader, base *url.URL) (Links, error) {
 		case atom.Link:
 			if hasToken(attrs["rel"], "alternate") {
 				add(attrs["href"])
+				if isFeedType(attrs["type"]) && len(out.Feeds) < maxFeedsPerPage {
+					if u, err := Normalize(base, attrs["href"]); err == nil {
+						out.Feeds = append(out.Feeds, u)
+					}
+				}
 			}
 		case atom.Meta:
 			if strings.EqualFold(attrs["name"], "robots") {
@@ -123,6 +129,18 @@ func hasToken(list, tok string) bool {
 		if strings.EqualFold(f, tok) {
 			return true
 		}
+	}
+	return false
+}
+
+// maxFeedsPerPage bounds the feeds one page may name.
+const maxFeedsPerPage = 8
+
+// isFeedType says whether a <link> type is a feed's.
+func isFeedType(t string) bool {
+	switch strings.ToLower(strings.TrimSpace(t)) {
+	case "application/rss+xml", "application/atom+xml", "application/feed+json", "application/rdf+xml":
+		return true
 	}
 	return false
 }

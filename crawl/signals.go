@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net/url"
+	"slices"
 	"time"
 
 	"github.com/jimsmart/grobotstxt"
+	"github.com/mmcdole/gofeed"
 
 	"github.com/cocrawl/cocrawl/crawl/sitemap"
 )
@@ -29,8 +32,10 @@ import (
 // host's requests after the first round; a sitemap index adds the
 // sitemaps it names on the same host (at most maxSitemapsPerHost a round).
 // Sitemaps on other hosts are not read: their requests would fall on a
-// host this one does not speak for. Not built yet: feeds, ResourceSync
-// in, IndexNow.
+// host this one does not speak for. Feeds (RSS, Atom, JSON Feed) that the
+// host's pages name join its rounds; their items' dates are claims of
+// change only, as a feed lists recent items and leaving one out says
+// nothing. Not built yet: ResourceSync in, IndexNow.
 const (
 	sitemapShare       = 10 // a sitemap read in every 10 requests to a host, at most
 	maxSitemapsPerHost = 1000
@@ -44,12 +49,16 @@ const (
 	// one unchanged page in lastmodSampleEvery is still polled, to check.
 	lastmodProven       = 3
 	lastmodSampleEvery  = 32
+	maxFeedsPerHost     = 8
+	maxFeedBytes        = 10 << 20
+	sitemapEntriesMax   = 50000
 	missingSitemapEvery = 24 * time.Hour
 )
 
 // hostSignals is what a host's sitemaps have given and how true they were.
 type hostSignals struct {
 	robotsSitemaps []string  // same-host Sitemap: lines of its robots.txt
+	feeds          []string  // same-host feeds its pages name (<link rel="alternate">)
 	queue          []string  // sitemaps to read this round
 	nextRound      time.Time // when the next round starts; zero: not yet started
 	read           int       // sitemaps read this round
@@ -59,6 +68,7 @@ type hostSignals struct {
 	distrustUntil  time.Time // lastmods ignored until then
 	gave           bool      // a sitemap of the host gave entries
 	readAt         time.Time // when its last sitemap was read
+	noDefaultUntil time.Time // /sitemap.xml was missing: not asked again until then
 	enabled        bool      // sitemaps are read (not Config.NoSitemaps)
 }
 
@@ -74,6 +84,7 @@ func (s *hostSignals) due() time.Time {
 // SignalStats sums up publishers' signals (Crawler.SignalStats).
 type SignalStats struct {
 	SitemapReads      int64 `json:"sitemap_reads"`       // sitemap documents read
+	FeedReads         int64 `json:"feed_reads"`          // feeds read (RSS, Atom, JSON Feed)
 	SitemapErrors     int64 `json:"sitemap_errors"`      // those that failed (status, size, syntax)
 	SitemapURLs       int64 `json:"sitemap_urls"`        // entries read, URLs already known included
 	LastmodHints      int64 `json:"lastmod_hints"`       // URLs made due by a lastmod
@@ -99,6 +110,52 @@ func (c *Crawler) sitemapsFrom(h *host, body string) {
 	}
 }
 
+// feedsFrom notes the same-host feeds a page names. c.mu held.
+func (c *Crawler) feedsFrom(h *host, feeds []string) {
+	for _, f := range feeds {
+		if hostKey(f) != h.key || slices.Contains(h.signals.feeds, f) || len(h.signals.feeds) >= maxFeedsPerHost {
+			continue
+		}
+		h.signals.feeds = append(h.signals.feeds, f)
+		if len(h.signals.queue) == 0 {
+			h.signals.nextRound = time.Time{} // a round now, with it
+		}
+	}
+}
+
+// readFeed reads a feed (RSS, Atom, JSON Feed, by
+// github.com/mmcdole/gofeed, within maxFeedBytes) into entries: each
+// item's link and its updated date, else its published one, to the
+// second. A feed lists recent changes only: what it leaves out says
+// nothing.
+func readFeed(r io.Reader, feedURL string) ([]sitemap.Entry, error) {
+	f, err := gofeed.NewParser().Parse(io.LimitReader(r, maxFeedBytes))
+	if err != nil {
+		return nil, err
+	}
+	base, _ := url.Parse(feedURL)
+	var out []sitemap.Entry
+	for _, it := range f.Items {
+		if it == nil || it.Link == "" || len(out) >= sitemapEntriesMax {
+			continue
+		}
+		e := sitemap.Entry{Precision: time.Second}
+		if u, err := Normalize(base, it.Link); err == nil {
+			e.Loc = u
+		} else {
+			continue
+		}
+		switch {
+		case it.UpdatedParsed != nil:
+			e.LastMod = *it.UpdatedParsed
+		case it.PublishedParsed != nil:
+			e.LastMod = *it.PublishedParsed
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
 // nextSitemap returns the sitemap the host should read now, if any, and
 // starts a round when one is due. c.mu held.
 func (c *Crawler) nextSitemap(h *host, now time.Time) (string, bool) {
@@ -108,11 +165,17 @@ func (c *Crawler) nextSitemap(h *host, now time.Time) (string, bool) {
 	}
 	if len(s.queue) == 0 && !now.Before(s.nextRound) {
 		s.queue = append(s.queue[:0], s.robotsSitemaps...)
-		if len(s.queue) == 0 {
+		if len(s.queue) == 0 && !now.Before(s.noDefaultUntil) {
 			s.queue = append(s.queue, h.key+"/sitemap.xml")
 		}
+		s.queue = append(s.queue, s.feeds...)
 		first := s.nextRound.IsZero()
 		s.nextRound, s.read = now.Add(c.cfg.SitemapEvery), 0
+		if len(s.queue) == 0 {
+			// Nothing to read: the next round when /sitemap.xml may be
+			// asked again, or a page names a feed.
+			s.nextRound = later(s.nextRound, s.noDefaultUntil)
+		}
 		if first {
 			s.since = sitemapShare // the first round starts at once
 		}
@@ -135,8 +198,15 @@ func (c *Crawler) readSitemap(ctx context.Context, h *host, sitemapURL string) P
 	start := time.Now()
 	var entries []sitemap.Entry
 	var kind sitemap.Kind
+	c.mu.Lock()
+	isFeed := slices.Contains(h.signals.feeds, sitemapURL)
+	c.mu.Unlock()
 	status, retry, err := c.fetcher.FetchDoc(ctx, sitemapURL, func(r io.Reader) error {
 		var err error
+		if isFeed {
+			entries, err = readFeed(r, sitemapURL)
+			return err
+		}
 		kind, err = sitemap.Read(r, sitemap.Limits{}, func(e sitemap.Entry) error {
 			entries = append(entries, e)
 			return nil
@@ -144,7 +214,11 @@ func (c *Crawler) readSitemap(ctx context.Context, h *host, sitemapURL string) P
 		return err
 	})
 	end := time.Now()
-	c.sitemapReads.Add(1)
+	if isFeed {
+		c.feedReads.Add(1)
+	} else {
+		c.sitemapReads.Add(1)
+	}
 	// A sitemap request fails the way a poll does: the same error kinds,
 	// but a sitemap's 404 only says there is none.
 	kindErr := ""
@@ -178,11 +252,16 @@ func (c *Crawler) readSitemap(ctx context.Context, h *host, sitemapURL string) P
 	if len(entries) > 0 {
 		h.signals.gave = true
 	}
-	if status == 404 || status == 410 || errors.Is(err, sitemap.ErrNotSitemap) {
-		// None there: look again in a day, not every round (most hosts
-		// have no /sitemap.xml; a robots.txt that names one starts a
+	if isFeed && (status == 404 || status == 410 || err != nil && status == 200) {
+		// Gone, or not a feed: forget it until a page names it again.
+		h.signals.feeds = slices.DeleteFunc(h.signals.feeds, func(f string) bool { return f == sitemapURL })
+		entries = nil
+	}
+	if sitemapURL == h.key+"/sitemap.xml" && (status == 404 || status == 410 || errors.Is(err, sitemap.ErrNotSitemap)) {
+		// None there: ask again in a day, not every round (most hosts
+		// have no /sitemap.xml; a robots.txt that names sitemaps starts a
 		// round when it is next read).
-		h.signals.nextRound = later(h.signals.nextRound, end.Add(missingSitemapEvery))
+		h.signals.noDefaultUntil = end.Add(missingSitemapEvery)
 	}
 	// The host owes the same delay as after a poll, and the same backoff
 	// after a 429, a 5xx or a network error.
@@ -206,10 +285,11 @@ func (c *Crawler) readSitemap(ctx context.Context, h *host, sitemapURL string) P
 			continue
 		}
 		// A proven host's unchanged pages count the read as their visit,
-		// all but one in sampleEvery, which its next poll checks.
+		// all but one in sampleEvery, which its next poll checks. A feed
+		// only says what changed.
 		sample := (i+round)%lastmodSampleEvery == 0
 		c.hint(Hint{URL: e.Loc, Changed: e.LastMod, Seen: end, Observed: proven && !sample},
-			sitemapSays{on: true, proven: proven, sample: sample, precision: e.Precision})
+			sitemapSays{on: true, proven: proven, sample: sample, precision: e.Precision, changesOnly: isFeed})
 	}
 	return PollResult{Requested: true, URL: sitemapURL, Status: status, Cost: end.Sub(start), ErrKind: kindErr}
 }
@@ -265,7 +345,7 @@ func (c *Crawler) judgeLastmod(h *host, st *URLState, changed bool, lastMod, now
 // SignalStats reports publishers' signals. It walks the hosts (O(hosts)).
 func (c *Crawler) SignalStats() SignalStats {
 	s := SignalStats{
-		SitemapReads: c.sitemapReads.Load(), SitemapErrors: c.sitemapErrors.Load(), SitemapURLs: c.sitemapURLs.Load(),
+		SitemapReads: c.sitemapReads.Load(), FeedReads: c.feedReads.Load(), SitemapErrors: c.sitemapErrors.Load(), SitemapURLs: c.sitemapURLs.Load(),
 		LastmodHints: c.lastmodHints.Load(), LastmodConfirmed: c.lastmodConfirmed.Load(), LastmodRefuted: c.lastmodRefuted.Load(),
 		SitemapVisits: c.sitemapVisits.Load(),
 	}

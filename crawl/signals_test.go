@@ -77,3 +77,22 @@ func TestSitemapSavesPolls(t *testing.T) {
 		t.Errorf("with sitemaps, %d updates found, lastmods %d confirmed and %d refuted", with.Updated, sig.LastmodConfirmed, sig.LastmodRefuted)
 	}
 }
+
+// A feed named on a host's home page is read in the host's rounds: its
+// entries' dates make changed pages due, and the polls confirm them.
+func TestFeedHints(t *testing.T) {
+	w := runWeb(t, testweb.Config{Hosts: 1, PagesPerHost: 30, UpdateRate: 0.3, Feed: true, Seed: 5})
+	cfg := testConfig(w)
+	cfg.RevisitMin, cfg.RevisitMax, cfg.SitemapEvery = 20*time.Second, time.Minute, 300*time.Millisecond
+	c := startCrawler(t, cfg, webevents.NewMemStore(), &MemFrontier{})
+	var s SignalStats
+	waitFor(t, 20*time.Second, "feed entries judged", func() bool {
+		s = c.SignalStats()
+		return s.LastmodConfirmed >= 5
+	})
+	t.Logf("%+v", s)
+	if s.FeedReads == 0 || s.LastmodRefuted > s.LastmodConfirmed/5 || s.SitemapVisits != 0 {
+		t.Errorf("feed reads %d, claims %d confirmed, %d refuted, %d visits counted (a feed counts none)",
+			s.FeedReads, s.LastmodConfirmed, s.LastmodRefuted, s.SitemapVisits)
+	}
+}

@@ -47,7 +47,11 @@ type Config struct {
 	// SitemapLying with every page dated the moment of the request (a site
 	// that stamps its build time). Hosts with a robots.txt name it there.
 	Sitemap SitemapMode
-	Seed    uint64
+	// Feed makes every host serve an Atom feed at /feed.xml of its ten
+	// most recently changed pages (their modification as <updated>),
+	// named by a <link rel="alternate"> on its home page.
+	Feed bool
+	Seed uint64
 	// PortBase, when set, puts host i on 127.0.0.1:PortBase+i, so
 	// documented commands can name the seeds; 0 picks free ports.
 	PortBase int
@@ -536,6 +540,9 @@ func (h *Host) serve(w http.ResponseWriter, r *http.Request) {
 	case path == "/sitemap.xml" && h.web.cfg.Sitemap != NoSitemap:
 		h.serveSitemap(w)
 		return
+	case path == "/feed.xml" && h.web.cfg.Feed:
+		h.serveFeed(w)
+		return
 	}
 	h.web.mu.Lock()
 	var p *page
@@ -578,7 +585,11 @@ func (h *Host) serve(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	fmt.Fprintf(w, "<!doctype html><html><head><title>%s%s</title></head><body><h1>Page %s, version %d</h1><ul>\n", h.URL, p.path, p.path, p.version)
+	feed := ""
+	if p.path == "/" && h.web.cfg.Feed {
+		feed = `<link rel="alternate" type="application/atom+xml" href="/feed.xml">`
+	}
+	fmt.Fprintf(w, "<!doctype html><html><head><title>%s%s</title>%s</head><body><h1>Page %s, version %d</h1><ul>\n", h.URL, p.path, feed, p.path, p.version)
 	for _, l := range p.links {
 		fmt.Fprintf(w, "<li><a href=\"%s\">%s</a></li>\n", l, l)
 	}
@@ -651,5 +662,33 @@ func (h *Host) serveSitemap(w http.ResponseWriter) {
 	h.web.mu.Unlock()
 	b.WriteString("</urlset>\n")
 	w.Header().Set("Content-Type", "application/xml")
+	fmt.Fprint(w, b.String())
+}
+
+// serveFeed is an Atom feed of the host's ten most recently changed live
+// pages (Config.Feed).
+func (h *Host) serveFeed(w http.ResponseWriter) {
+	h.web.mu.Lock()
+	var recent []*page
+	for _, p := range h.pages {
+		if p.live {
+			recent = append(recent, p)
+		}
+	}
+	sort.Slice(recent, func(i, j int) bool { return recent[i].lmd.After(recent[j].lmd) })
+	recent = recent[:min(10, len(recent))]
+	var b strings.Builder
+	b.WriteString(`<?xml version="1.0" encoding="utf-8"?>` + "\n" + `<feed xmlns="http://www.w3.org/2005/Atom">` + "\n")
+	fmt.Fprintf(&b, "<title>%s</title><id>%s/</id>", h.URL, h.URL)
+	if len(recent) > 0 {
+		fmt.Fprintf(&b, "<updated>%s</updated>\n", recent[0].lmd.UTC().Format(time.RFC3339))
+	}
+	for _, p := range recent {
+		fmt.Fprintf(&b, "<entry><title>%s</title><id>%s%s</id><link href=\"%s%s\"/><updated>%s</updated></entry>\n",
+			p.path, h.URL, p.path, h.URL, p.path, p.lmd.UTC().Format(time.RFC3339))
+	}
+	h.web.mu.Unlock()
+	b.WriteString("</feed>\n")
+	w.Header().Set("Content-Type", "application/atom+xml")
 	fmt.Fprint(w, b.String())
 }
