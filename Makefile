@@ -36,6 +36,7 @@ fuzz: ## fuzz each decoder for 30 s
 	$(GO) test -run '^$$' -fuzz FuzzExtractLinks -fuzztime 30s ./crawl/
 	$(GO) test -run '^$$' -fuzz FuzzHeadersToEvent -fuzztime 30s ./crawl/
 	$(GO) test -run '^$$' -fuzz FuzzRead -fuzztime 30s ./crawl/sitemap/
+	$(GO) test -run '^$$' -fuzz FuzzReadFeed -fuzztime 30s ./crawl/
 	$(GO) test -run '^$$' -fuzz FuzzParseReport -fuzztime 30s ./peer/rho/
 	$(GO) test -run '^$$' -fuzz FuzzDecodeBinary -fuzztime 30s ./webevents/
 	$(GO) test -run '^$$' -fuzz FuzzDecodeLog -fuzztime 30s ./webevents/

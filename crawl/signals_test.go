@@ -1,6 +1,7 @@
 package crawl
 
 import (
+	"bytes"
 	"testing"
 	"time"
 
@@ -95,4 +96,23 @@ func TestFeedHints(t *testing.T) {
 		t.Errorf("feed reads %d, claims %d confirmed, %d refuted, %d visits counted (a feed counts none)",
 			s.FeedReads, s.LastmodConfirmed, s.LastmodRefuted, s.SitemapVisits)
 	}
+}
+
+// A feed is network input: whatever it holds, readFeed returns entries
+// with normalised links, dated to the second, or an error; never a panic.
+func FuzzReadFeed(f *testing.F) {
+	f.Add([]byte(`<?xml version="1.0"?><feed xmlns="http://www.w3.org/2005/Atom"><entry><link href="/a"/><updated>2026-11-23T00:00:00Z</updated></entry></feed>`))
+	f.Add([]byte(`<rss version="2.0"><channel><item><link>http://a.test/b</link><pubDate>Mon, 23 Nov 2026 00:00:00 GMT</pubDate></item></channel></rss>`))
+	f.Add([]byte(`{"version":"https://jsonfeed.org/version/1.1","items":[{"id":"1","url":"/c","date_modified":"2026-11-23T00:00:00Z"}]}`))
+	f.Fuzz(func(t *testing.T, doc []byte) {
+		entries, err := readFeed(bytes.NewReader(doc), "http://a.test/feed.xml")
+		if err != nil {
+			return
+		}
+		for _, e := range entries {
+			if _, nerr := Normalize(nil, e.Loc); nerr != nil || e.Precision != time.Second {
+				t.Fatalf("entry %+v", e)
+			}
+		}
+	})
 }
