@@ -35,7 +35,11 @@ import (
 // host this one does not speak for. Feeds (RSS, Atom, JSON Feed) that the
 // host's pages name join its rounds; their items' dates are claims of
 // change only, as a feed lists recent items and leaving one out says
-// nothing. Not built yet: ResourceSync in, IndexNow.
+// nothing. A host's ResourceSync documents (/.well-known/resourcesync,
+// asked again daily when missing) join the rounds as well: its source
+// description and capability lists lead to its change lists, whose
+// changes are claims of change only. Every signal speaks for its own
+// host's URLs only. Not built yet: IndexNow.
 const (
 	sitemapShare       = 10 // a sitemap read in every 10 requests to a host, at most
 	maxSitemapsPerHost = 1000
@@ -69,7 +73,9 @@ type hostSignals struct {
 	gave           bool      // a sitemap of the host gave entries
 	readAt         time.Time // when its last sitemap was read
 	noDefaultUntil time.Time // /sitemap.xml was missing: not asked again until then
-	enabled        bool      // sitemaps are read (not Config.NoSitemaps)
+	// noResourceSyncUntil: the same for /.well-known/resourcesync.
+	noResourceSyncUntil time.Time
+	enabled             bool // sitemaps are read (not Config.NoSitemaps)
 }
 
 // due is when the host has a sitemap to read: now (the zero time) while a
@@ -168,13 +174,20 @@ func (c *Crawler) nextSitemap(h *host, now time.Time) (string, bool) {
 		if len(s.queue) == 0 && !now.Before(s.noDefaultUntil) {
 			s.queue = append(s.queue, h.key+"/sitemap.xml")
 		}
+		if !now.Before(s.noResourceSyncUntil) {
+			s.queue = append(s.queue, h.key+resourceSyncURI)
+		}
 		s.queue = append(s.queue, s.feeds...)
 		first := s.nextRound.IsZero()
 		s.nextRound, s.read = now.Add(c.cfg.SitemapEvery), 0
 		if len(s.queue) == 0 {
 			// Nothing to read: the next round when /sitemap.xml may be
 			// asked again, or a page names a feed.
-			s.nextRound = later(s.nextRound, s.noDefaultUntil)
+			soonest := s.noDefaultUntil
+			if s.noResourceSyncUntil.Before(soonest) {
+				soonest = s.noResourceSyncUntil
+			}
+			s.nextRound = later(s.nextRound, soonest)
 		}
 		if first {
 			s.since = sitemapShare // the first round starts at once
@@ -197,7 +210,7 @@ func (c *Crawler) nextSitemap(h *host, now time.Time) (string, bool) {
 func (c *Crawler) readSitemap(ctx context.Context, h *host, sitemapURL string) PollResult {
 	start := time.Now()
 	var entries []sitemap.Entry
-	var kind sitemap.Kind
+	var doc sitemap.Doc
 	c.mu.Lock()
 	isFeed := slices.Contains(h.signals.feeds, sitemapURL)
 	c.mu.Unlock()
@@ -207,7 +220,7 @@ func (c *Crawler) readSitemap(ctx context.Context, h *host, sitemapURL string) P
 			entries, err = readFeed(r, sitemapURL)
 			return err
 		}
-		kind, err = sitemap.Read(r, sitemap.Limits{}, func(e sitemap.Entry) error {
+		doc, err = sitemap.ReadDoc(r, sitemap.Limits{}, func(e sitemap.Entry) error {
 			entries = append(entries, e)
 			return nil
 		})
@@ -240,8 +253,13 @@ func (c *Crawler) readSitemap(ctx context.Context, h *host, sitemapURL string) P
 	c.mu.Lock()
 	h.fit.sent++
 	trusted := !end.Before(h.signals.distrustUntil)
-	if kind == sitemap.SitemapIndex {
+	// Documents that name documents: a sitemap index; ResourceSync's
+	// source description, capability list and change list index.
+	if doc.Kind == sitemap.SitemapIndex || doc.Capability == "description" || doc.Capability == "capabilitylist" {
 		for _, e := range entries {
+			if doc.Kind != sitemap.SitemapIndex && !readableCapability(e.Capability) {
+				continue
+			}
 			if u, err := Normalize(nil, e.Loc); err == nil && hostKey(u) == h.key &&
 				len(h.signals.queue) < maxSitemapsPerHost && h.signals.read+len(h.signals.queue) < maxSitemapsPerHost {
 				h.signals.queue = append(h.signals.queue, u)
@@ -257,7 +275,11 @@ func (c *Crawler) readSitemap(ctx context.Context, h *host, sitemapURL string) P
 		h.signals.feeds = slices.DeleteFunc(h.signals.feeds, func(f string) bool { return f == sitemapURL })
 		entries = nil
 	}
-	if sitemapURL == h.key+"/sitemap.xml" && (status == 404 || status == 410 || errors.Is(err, sitemap.ErrNotSitemap)) {
+	missing := status == 404 || status == 410 || errors.Is(err, sitemap.ErrNotSitemap)
+	if sitemapURL == h.key+resourceSyncURI && missing {
+		h.signals.noResourceSyncUntil = end.Add(missingSitemapEvery)
+	}
+	if sitemapURL == h.key+"/sitemap.xml" && missing {
 		// None there: ask again in a day, not every round (most hosts
 		// have no /sitemap.xml; a robots.txt that names sitemaps starts a
 		// round when it is next read).
@@ -279,7 +301,13 @@ func (c *Crawler) readSitemap(ctx context.Context, h *host, sitemapURL string) P
 	proven := trusted && s.confirmed >= lastmodProven && float64(s.refuted) <= lastmodMaxFalse*float64(s.confirmed+s.refuted)
 	round := s.read
 	c.mu.Unlock()
+	// A ResourceSync change list says what changed, never what did not;
+	// its entries are of its own host only, as a sitemap's.
+	changeList := doc.Capability == "changelist"
 	for i, e := range entries {
+		if u, err := Normalize(nil, e.Loc); err != nil || hostKey(u) != h.key {
+			continue // a host speaks for its own URLs only (sitemaps.org, "Sitemap file location")
+		}
 		if !trusted {
 			c.hint(Hint{URL: e.Loc}, sitemapSays{}) // its URLs still count; its dates do not
 			continue
@@ -289,7 +317,7 @@ func (c *Crawler) readSitemap(ctx context.Context, h *host, sitemapURL string) P
 		// only says what changed.
 		sample := (i+round)%lastmodSampleEvery == 0
 		c.hint(Hint{URL: e.Loc, Changed: e.LastMod, Seen: end, Observed: proven && !sample},
-			sitemapSays{on: true, proven: proven, sample: sample, precision: e.Precision, changesOnly: isFeed})
+			sitemapSays{on: true, proven: proven, sample: sample, precision: e.Precision, changesOnly: isFeed || changeList})
 	}
 	return PollResult{Requested: true, URL: sitemapURL, Status: status, Cost: end.Sub(start), ErrKind: kindErr}
 }
@@ -314,6 +342,20 @@ const (
 	claimChanged // later than the last look: made the URL due
 	claimStill   // not later: a spot-check of a proven host, or any claim of an unproven one
 )
+
+// resourceSyncURI is where a host describes its ResourceSync documents.
+const resourceSyncURI = "/.well-known/resourcesync"
+
+// readableCapability says whether a ResourceSync document of this
+// capability is read: those that list resources or changes, and those
+// that lead to them.
+func readableCapability(c string) bool {
+	switch c {
+	case "capabilitylist", "changelist", "resourcelist":
+		return true
+	}
+	return false
+}
 
 // judgeLastmod scores a lastmod claim by the poll that followed: a claimed
 // change found, or no change where none was claimed, confirms it. c.mu

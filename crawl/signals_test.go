@@ -2,6 +2,9 @@ package crawl
 
 import (
 	"bytes"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -115,4 +118,56 @@ func FuzzReadFeed(f *testing.F) {
 			}
 		}
 	})
+}
+
+// ResourceSync in: from a host's /.well-known/resourcesync, through its
+// capability list, to its change list, whose changes make pages due; the
+// polls confirm them.
+func TestResourceSyncIn(t *testing.T) {
+	start := time.Now().Add(-time.Minute).Truncate(time.Second)
+	version := func() int { return int(time.Since(start) / (1500 * time.Millisecond)) }
+	var srv *httptest.Server
+	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		lmd := start.Add(time.Duration(version()) * 1500 * time.Millisecond).Truncate(time.Second)
+		xml := func(body string) {
+			w.Header().Set("Content-Type", "application/xml")
+			fmt.Fprintf(w, `<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/">%s</urlset>`, body)
+		}
+		switch r.URL.Path {
+		case "/.well-known/resourcesync":
+			xml(`<rs:md capability="description"/><url><loc>` + srv.URL + `/caps.xml</loc><rs:md capability="capabilitylist"/></url>`)
+		case "/caps.xml":
+			xml(`<rs:md capability="capabilitylist"/><url><loc>` + srv.URL + `/changes.xml</loc><rs:md capability="changelist"/></url>`)
+		case "/changes.xml":
+			xml(`<rs:md capability="changelist"/><url><loc>` + srv.URL + `/p1</loc><rs:md change="updated" datetime="` + lmd.UTC().Format(time.RFC3339) + `"/></url>` +
+				`<url><loc>http://elsewhere.test/x</loc><rs:md change="updated" datetime="` + lmd.UTC().Format(time.RFC3339) + `"/></url>`)
+		case "/", "/p1":
+			w.Header().Set("ETag", fmt.Sprintf(`"v%d"`, version()))
+			w.Header().Set("Last-Modified", lmd.UTC().Format(http.TimeFormat))
+			w.Header().Set("Content-Type", "text/html")
+			if r.Header.Get("If-None-Match") == fmt.Sprintf(`"v%d"`, version()) {
+				w.WriteHeader(http.StatusNotModified)
+				return
+			}
+			fmt.Fprintf(w, `<html><body><a href="/p1">p1</a> version %d</body></html>`, version())
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+	cfg := Config{Seeds: []string{srv.URL + "/"}, CID: testCID, MinDelay: 10 * time.Millisecond, DelaySet: true,
+		RevisitMin: 20 * time.Second, RevisitMax: time.Minute, SitemapEvery: 300 * time.Millisecond, Fetch: FetchConfig{AllowPrivate: true}}
+	c := startCrawler(t, cfg, webevents.NewMemStore(), &MemFrontier{})
+	var s SignalStats
+	waitFor(t, 20*time.Second, "changes from the change list confirmed", func() bool {
+		s = c.SignalStats()
+		return s.LastmodConfirmed >= 3
+	})
+	t.Logf("%+v", s)
+	if s.LastmodRefuted > 0 || c.Stats().Updated < 3 {
+		t.Errorf("%+v, %d updates", s, c.Stats().Updated)
+	}
+	if _, ok := c.stateOf("http://elsewhere.test/x"); ok {
+		t.Error("a change list's URL of another host joined the frontier")
+	}
 }

@@ -28,7 +28,22 @@ type Entry struct {
 	// second for a full datetime, a day for a date alone ("2026-11-23"
 	// says the page changed on that day, not at midnight).
 	Precision time.Duration
+	// ResourceSync (ANSI/NISO Z39.99-2017) metadata of the entry's rs:md:
+	// the capability of the document it names (in a source description,
+	// capability list or index), or the change it lists (created,
+	// updated, deleted; its datetime is LastMod when <lastmod> is absent).
+	Capability, Change string
 }
+
+// Capability is the ResourceSync capability a document declares in its
+// own rs:md (description, capabilitylist, changelist, resourcelist...);
+// "" for a plain sitemap. ReadDoc reports it.
+type Doc struct {
+	Kind       Kind
+	Capability string
+}
+
+const rsSpace = "http://www.openarchives.org/rs/terms/"
 
 // Limits bound what one document may cost. Zero fields take the sitemaps.org
 // limits.
@@ -74,6 +89,19 @@ var (
 // sitemaps found load whole documents or are unmaintained, and this is
 // one loop.
 func Read(r io.Reader, lim Limits, fn func(Entry) error) (Kind, error) {
+	d, err := ReadDoc(r, lim, fn)
+	return d.Kind, err
+}
+
+// ReadDoc is Read, reporting the document's ResourceSync capability too.
+func ReadDoc(r io.Reader, lim Limits, fn func(Entry) error) (Doc, error) {
+	var doc Doc
+	kind, err := read(r, lim, &doc.Capability, fn)
+	doc.Kind = kind
+	return doc, err
+}
+
+func read(r io.Reader, lim Limits, capability *string, fn func(Entry) error) (Kind, error) {
 	lim = lim.withDefaults()
 	br := bufio.NewReader(r)
 	if magic, _ := br.Peek(2); bytes.Equal(magic, []byte{0x1f, 0x8b}) {
@@ -123,6 +151,13 @@ func Read(r io.Reader, lim Limits, fn func(Entry) error) (Kind, error) {
 				default:
 					return 0, ErrNotSitemap
 				}
+			case depth == 2 && name == "md" && t.Name.Space == rsSpace:
+				*capability = attr(t, "capability")
+			case depth == 3 && cur != nil && name == "md" && t.Name.Space == rsSpace:
+				cur.Capability, cur.Change = attr(t, "capability"), attr(t, "change")
+				if dt := attr(t, "datetime"); dt != "" && cur.LastMod.IsZero() {
+					cur.LastMod, cur.Precision, _ = parseW3C(dt)
+				}
 			case depth == 2 && (name == "url" && kind == URLSet || name == "sitemap" && kind == SitemapIndex) && sitemapSpace(t.Name.Space):
 				cur = &Entry{}
 			case depth == 3 && cur != nil && (name == "loc" || name == "lastmod") && sitemapSpace(t.Name.Space):
@@ -161,6 +196,16 @@ func Read(r io.Reader, lim Limits, fn func(Entry) error) (Kind, error) {
 			depth--
 		}
 	}
+}
+
+// attr is an attribute's value, bounded.
+func attr(t xml.StartElement, name string) string {
+	for _, a := range t.Attr {
+		if a.Name.Local == name && len(a.Value) <= 64 {
+			return a.Value
+		}
+	}
+	return ""
 }
 
 // sitemapSpace is the sitemaps.org namespace, or none (sitemaps written

@@ -35,15 +35,15 @@ func TestReadURLSet(t *testing.T) {
 		t.Fatalf("kind %v, err %v", k, err)
 	}
 	want := []Entry{
-		{"https://example.org/a", time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC), 24 * time.Hour},
-		{"https://example.org/b?x=1&y=2", time.Date(2026, 11, 21, 8, 30, 0, 0, time.UTC), time.Second},
-		{"https://example.org/c", time.Time{}, 0},
+		{Loc: "https://example.org/a", LastMod: time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC), Precision: 24 * time.Hour},
+		{Loc: "https://example.org/b?x=1&y=2", LastMod: time.Date(2026, 11, 21, 8, 30, 0, 0, time.UTC), Precision: time.Second},
+		{Loc: "https://example.org/c", Change: "updated"},
 	}
 	if len(got) != len(want) {
 		t.Fatalf("got %+v", got)
 	}
 	for i := range want {
-		if got[i].Loc != want[i].Loc || !got[i].LastMod.Equal(want[i].LastMod) || got[i].Precision != want[i].Precision {
+		if got[i].Loc != want[i].Loc || !got[i].LastMod.Equal(want[i].LastMod) || got[i].Precision != want[i].Precision || got[i].Change != want[i].Change {
 			t.Errorf("entry %d: %+v, want %+v", i, got[i], want[i])
 		}
 	}
@@ -170,4 +170,30 @@ func FuzzRead(f *testing.F) {
 			t.Fatalf("an error that is not ErrSitemap: %v", err)
 		}
 	})
+}
+
+// ResourceSync documents are sitemaps: the document's capability, each
+// entry's capability or change, and rs:md datetime as the date.
+func TestReadResourceSync(t *testing.T) {
+	cl := `<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/">
+  <rs:ln rel="up" href="https://example.org/capabilitylist.xml"/>
+  <rs:md capability="changelist" from="2026-11-22T00:00:00Z"/>
+  <url><loc>https://example.org/a</loc><rs:md change="created" datetime="2026-11-22T10:00:00Z" length="12"/></url>
+  <url><loc>https://example.org/b</loc><rs:md change="deleted" datetime="2026-11-22T11:00:00Z"/></url>
+</urlset>`
+	var got []Entry
+	doc, err := ReadDoc(strings.NewReader(cl), Limits{}, func(e Entry) error { got = append(got, e); return nil })
+	if err != nil || doc.Kind != URLSet || doc.Capability != "changelist" || len(got) != 2 {
+		t.Fatalf("doc %+v, %+v, %v", doc, got, err)
+	}
+	if got[0].Change != "created" || !got[0].LastMod.Equal(time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)) || got[1].Change != "deleted" {
+		t.Errorf("entries %+v", got)
+	}
+	caps := `<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/">
+  <rs:md capability="description"/><url><loc>https://example.org/caps.xml</loc><rs:md capability="capabilitylist"/></url></urlset>`
+	got = nil
+	doc, err = ReadDoc(strings.NewReader(caps), Limits{}, func(e Entry) error { got = append(got, e); return nil })
+	if err != nil || doc.Capability != "description" || len(got) != 1 || got[0].Capability != "capabilitylist" {
+		t.Fatalf("description %+v, %+v, %v", doc, got, err)
+	}
 }

@@ -237,6 +237,7 @@ func crawlLive(ctx context.Context, cfg FirstVisitConfig, srv *folderServer, sta
 	c, err := crawl.New(crawl.Config{
 		Seeds: []string{start}, CID: "measure.test:1 cocrawl/1.1", Workers: 1,
 		MinDelay: cfg.Delay, DelaySet: true, DelayFactor: 1, FirstVisits: order,
+		NoSitemaps: true, // the order of first visits is measured: every request is a page
 		RevisitMin: time.Hour, RevisitMax: 24 * time.Hour,
 		Fetch:  crawl.FetchConfig{AllowPrivate: true, Timeout: 5 * time.Second},
 		Logger: slog.New(slog.DiscardHandler),
