@@ -61,6 +61,7 @@ type Crawler struct {
 	sitemapReads, sitemapErrors, sitemapURLs       atomic.Int64 // signals.go
 	lastmodHints, lastmodConfirmed, lastmodRefuted atomic.Int64
 	sitemapVisits, feedReads                       atomic.Int64
+	indexNowURLs, indexNowRefused                  atomic.Int64
 	discovered, skipped, delegatedSkips            atomic.Int64
 	errMu                                          sync.Mutex
 	errs                                           map[string]int64
@@ -339,6 +340,10 @@ func (c *Crawler) serveHost(ctx context.Context, h *host) PollResult {
 		return r
 	}
 	c.mu.Lock()
+	if k, ok := c.nextKeyCheck(h); ok && h.robots.Allowed(c.cfg.Agent, k.url) {
+		c.mu.Unlock()
+		return c.checkKey(ctx, h, k)
+	}
 	if u, ok := c.nextSitemap(h, now); ok && h.robots.Allowed(c.cfg.Agent, u) {
 		c.mu.Unlock()
 		return c.readSitemap(ctx, h, u)

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/url"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/jimsmart/grobotstxt"
@@ -39,7 +40,8 @@ import (
 // asked again daily when missing) join the rounds as well: its source
 // description and capability lists lead to its change lists, whose
 // changes are claims of change only. Every signal speaks for its own
-// host's URLs only. Not built yet: IndexNow.
+// host's URLs only. IndexNow submissions (Crawler.IndexNow) are claims of
+// change too, once the site has served their key.
 const (
 	sitemapShare       = 10 // a sitemap read in every 10 requests to a host, at most
 	maxSitemapsPerHost = 1000
@@ -73,18 +75,15 @@ type hostSignals struct {
 	gave           bool      // a sitemap of the host gave entries
 	readAt         time.Time // when its last sitemap was read
 	noDefaultUntil time.Time // /sitemap.xml was missing: not asked again until then
+	// IndexNow: keys to verify, submissions waiting for them, and keys
+	// verified (until when).
+	keyChecks   []keyCheck
+	pending     []submission
+	pendingURLs int
+	verified    map[string]time.Time
 	// noResourceSyncUntil: the same for /.well-known/resourcesync.
 	noResourceSyncUntil time.Time
 	enabled             bool // sitemaps are read (not Config.NoSitemaps)
-}
-
-// due is when the host has a sitemap to read: now (the zero time) while a
-// round is under way, else when the next one starts.
-func (s *hostSignals) due() time.Time {
-	if len(s.queue) > 0 {
-		return time.Time{}
-	}
-	return s.nextRound
 }
 
 // SignalStats sums up publishers' signals (Crawler.SignalStats).
@@ -97,6 +96,8 @@ type SignalStats struct {
 	LastmodConfirmed  int64 `json:"lastmod_confirmed"`   // polls that found the change a lastmod claimed
 	LastmodRefuted    int64 `json:"lastmod_refuted"`     // polls that found none
 	SitemapVisits     int64 `json:"sitemap_visits"`      // unchanged pages of proven hosts whose sitemap read counted as their visit
+	IndexNowURLs      int64 `json:"indexnow_urls"`       // URLs of IndexNow submissions whose key was verified
+	IndexNowRefused   int64 `json:"indexnow_refused"`    // and of those whose key was not, or whose host is distrusted
 	HostsWithSitemaps int   `json:"hosts_with_sitemaps"` // hosts whose sitemaps gave entries
 	HostsDistrusted   int   `json:"hosts_distrusted"`    // hosts whose lastmods are ignored now
 }
@@ -160,6 +161,166 @@ func readFeed(r io.Reader, feedURL string) ([]sitemap.Entry, error) {
 		out = append(out, e)
 	}
 	return out, nil
+}
+
+// due is when the host has a sitemap to read or a key to check: now (the
+// zero time) while a round is under way or a key waits, else when the
+// next round starts.
+func (s *hostSignals) due() time.Time {
+	if len(s.queue) > 0 || len(s.keyChecks) > 0 {
+		return time.Time{}
+	}
+	return s.nextRound
+}
+
+type keyCheck struct{ url, key string }
+
+type submission struct {
+	key  string
+	urls []string
+	at   time.Time
+}
+
+// IndexNow limits per host: submissions and URLs waiting for their key.
+const (
+	maxPendingSubmissions = 16
+	maxPendingURLs        = 20000
+	keyVerifiedFor        = 24 * time.Hour
+)
+
+// Errors of Crawler.IndexNow.
+var (
+	ErrSubmissionScope = errors.New("crawl: the URLs are not of one host in scope")
+	ErrSubmissionBusy  = errors.New("crawl: too many submissions wait for their host")
+)
+
+// IndexNow takes an IndexNow submission (indexnow.org) whose form the
+// share server checked: URLs of one host the crawler knows, and the key
+// the host should serve at keyLocation (on that host; by default
+// /{key}.txt). Before any URL counts the key is fetched from the host, as
+// a polite request of its own; then each URL is claimed changed at the
+// submission's time, a claim its next poll judges as a lastmod's, and a
+// host whose claims prove false is ignored for a day. A key stays
+// verified for a day.
+func (c *Crawler) IndexNow(key, keyLocation string, urls []string) error {
+	if c.cfg.NoSitemaps {
+		return ErrSubmissionScope
+	}
+	norm := make([]string, 0, len(urls))
+	hk := ""
+	for _, u := range urls {
+		n, err := Normalize(nil, u)
+		if err != nil || hk != "" && hostKey(n) != hk {
+			return ErrSubmissionScope
+		}
+		hk = hostKey(n)
+		norm = append(norm, n)
+	}
+	keyURL := hk + "/" + key + ".txt"
+	if keyLocation != "" {
+		n, err := Normalize(nil, keyLocation)
+		if err != nil || hostKey(n) != hk {
+			return ErrSubmissionScope
+		}
+		keyURL = n
+	}
+	now := time.Now()
+	c.mu.Lock()
+	h := c.f.hosts[hk]
+	if h == nil || !c.InScope(hk+"/") {
+		c.mu.Unlock()
+		return ErrSubmissionScope
+	}
+	s := &h.signals
+	if until, ok := s.verified[key]; ok && now.Before(until) {
+		c.mu.Unlock()
+		c.indexNowApply(key, norm, now)
+		return nil
+	}
+	if len(s.pending) >= maxPendingSubmissions || s.pendingURLs+len(norm) > maxPendingURLs {
+		c.mu.Unlock()
+		return ErrSubmissionBusy
+	}
+	s.pending = append(s.pending, submission{key: key, urls: norm, at: now})
+	s.pendingURLs += len(norm)
+	if !slices.ContainsFunc(s.keyChecks, func(k keyCheck) bool { return k.key == key }) {
+		s.keyChecks = append(s.keyChecks, keyCheck{url: keyURL, key: key})
+	}
+	c.f.placeHost(h)
+	c.mu.Unlock()
+	c.signal()
+	return nil
+}
+
+// nextKeyCheck returns a key the host should be asked for now. c.mu held.
+func (c *Crawler) nextKeyCheck(h *host) (keyCheck, bool) {
+	s := &h.signals
+	if len(s.keyChecks) == 0 {
+		return keyCheck{}, false
+	}
+	k := s.keyChecks[0]
+	s.keyChecks = s.keyChecks[1:]
+	return k, true
+}
+
+// checkKey fetches an IndexNow key from a busy host; the submissions
+// waiting for it then count, or are dropped.
+func (c *Crawler) checkKey(ctx context.Context, h *host, k keyCheck) PollResult {
+	start := time.Now()
+	var body []byte
+	status, retry, err := c.fetcher.FetchDoc(ctx, k.url, func(r io.Reader) error {
+		var err error
+		body, err = io.ReadAll(io.LimitReader(r, 1024))
+		return err
+	})
+	end := time.Now()
+	ok := err == nil && status == 200 && strings.TrimSpace(string(body)) == k.key
+	c.mu.Lock()
+	s := &h.signals
+	var apply []submission
+	keep := s.pending[:0]
+	for _, p := range s.pending {
+		switch {
+		case p.key != k.key:
+			keep = append(keep, p)
+		case ok:
+			apply = append(apply, p)
+		default:
+			c.indexNowRefused.Add(int64(len(p.urls)))
+		}
+		if p.key == k.key {
+			s.pendingURLs -= len(p.urls)
+		}
+	}
+	s.pending = keep
+	if ok {
+		if s.verified == nil {
+			s.verified = map[string]time.Time{}
+		}
+		s.verified[k.key] = end.Add(keyVerifiedFor)
+	}
+	kind := c.signalRequestDone(h, start, end, status, retry, err)
+	c.mu.Unlock()
+	for _, p := range apply {
+		c.indexNowApply(k.key, p.urls, p.at)
+	}
+	return PollResult{Requested: true, URL: k.url, Status: status, Cost: end.Sub(start), ErrKind: kind}
+}
+
+// indexNowApply claims each URL changed at the submission's time.
+func (c *Crawler) indexNowApply(key string, urls []string, at time.Time) {
+	for _, u := range urls {
+		c.mu.Lock()
+		h := c.f.hosts[hostKey(u)]
+		trusted := h != nil && !at.Before(h.signals.distrustUntil)
+		c.mu.Unlock()
+		if !trusted {
+			c.indexNowRefused.Add(1)
+			continue
+		}
+		c.indexNowURLs.Add(1)
+		c.hint(Hint{URL: u, Changed: at}, sitemapSays{on: true, changesOnly: true, precision: time.Second})
+	}
 }
 
 // nextSitemap returns the sitemap the host should read now, if any, and
@@ -232,15 +393,6 @@ func (c *Crawler) readSitemap(ctx context.Context, h *host, sitemapURL string) P
 	} else {
 		c.sitemapReads.Add(1)
 	}
-	// A sitemap request fails the way a poll does: the same error kinds,
-	// but a sitemap's 404 only says there is none.
-	kindErr := ""
-	if err != nil && status == 0 || status == 429 || status >= 500 {
-		kindErr = errorKind(&Result{Status: status, Err: err})
-		c.errMu.Lock()
-		c.errs[kindErr]++
-		c.errMu.Unlock()
-	}
 	// Entries read before a limit was passed are kept; a document that is
 	// not a sitemap, or an answer that is not 200, gives none.
 	if err != nil || status != 200 {
@@ -251,7 +403,6 @@ func (c *Crawler) readSitemap(ctx context.Context, h *host, sitemapURL string) P
 	}
 	c.sitemapURLs.Add(int64(len(entries)))
 	c.mu.Lock()
-	h.fit.sent++
 	trusted := !end.Before(h.signals.distrustUntil)
 	// Documents that name documents: a sitemap index; ResourceSync's
 	// source description, capability list and change list index.
@@ -285,17 +436,7 @@ func (c *Crawler) readSitemap(ctx context.Context, h *host, sitemapURL string) P
 		// round when it is next read).
 		h.signals.noDefaultUntil = end.Add(missingSitemapEvery)
 	}
-	// The host owes the same delay as after a poll, and the same backoff
-	// after a 429, a 5xx or a network error.
-	notBefore := end.Add(c.delay(h, end.Sub(start)))
-	if kindErr != "" {
-		h.failures++
-		notBefore = later(notBefore, end.Add(c.backoff(h, retry)))
-	} else {
-		h.failures = 0
-	}
-	c.keepHostNext(h, notBefore)
-	c.f.release(h, notBefore)
+	kind := c.signalRequestDone(h, start, end, status, retry, err)
 	s := &h.signals
 	s.readAt = end
 	proven := trusted && s.confirmed >= lastmodProven && float64(s.refuted) <= lastmodMaxFalse*float64(s.confirmed+s.refuted)
@@ -319,7 +460,33 @@ func (c *Crawler) readSitemap(ctx context.Context, h *host, sitemapURL string) P
 		c.hint(Hint{URL: e.Loc, Changed: e.LastMod, Seen: end, Observed: proven && !sample},
 			sitemapSays{on: true, proven: proven, sample: sample, precision: e.Precision, changesOnly: isFeed || changeList})
 	}
-	return PollResult{Requested: true, URL: sitemapURL, Status: status, Cost: end.Sub(start), ErrKind: kindErr}
+	return PollResult{Requested: true, URL: sitemapURL, Status: status, Cost: end.Sub(start), ErrKind: kind}
+}
+
+// signalRequestDone ends a signal request to a busy host (a sitemap, a
+// feed, a key): it counts as a request, fails the way a poll does (the
+// same error kinds; a 404 only says there is none), and the host owes
+// the same delay, and backoff after a 429, a 5xx or a network error. It
+// returns the error kind. c.mu held.
+func (c *Crawler) signalRequestDone(h *host, start, end time.Time, status int, retry time.Duration, err error) string {
+	h.fit.sent++
+	kind := ""
+	if err != nil && status == 0 || status == 429 || status >= 500 {
+		kind = errorKind(&Result{Status: status, Err: err})
+		c.errMu.Lock()
+		c.errs[kind]++
+		c.errMu.Unlock()
+	}
+	notBefore := end.Add(c.delay(h, end.Sub(start)))
+	if kind != "" {
+		h.failures++
+		notBefore = later(notBefore, end.Add(c.backoff(h, retry)))
+	} else {
+		h.failures = 0
+	}
+	c.keepHostNext(h, notBefore)
+	c.f.release(h, notBefore)
+	return kind
 }
 
 // keepHostNext stores when the host may next be asked on one of its URL
@@ -389,7 +556,7 @@ func (c *Crawler) SignalStats() SignalStats {
 	s := SignalStats{
 		SitemapReads: c.sitemapReads.Load(), FeedReads: c.feedReads.Load(), SitemapErrors: c.sitemapErrors.Load(), SitemapURLs: c.sitemapURLs.Load(),
 		LastmodHints: c.lastmodHints.Load(), LastmodConfirmed: c.lastmodConfirmed.Load(), LastmodRefuted: c.lastmodRefuted.Load(),
-		SitemapVisits: c.sitemapVisits.Load(),
+		SitemapVisits: c.sitemapVisits.Load(), IndexNowURLs: c.indexNowURLs.Load(), IndexNowRefused: c.indexNowRefused.Load(),
 	}
 	now := time.Now()
 	c.mu.Lock()

@@ -2,9 +2,11 @@ package crawl
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -169,5 +171,60 @@ func TestResourceSyncIn(t *testing.T) {
 	}
 	if _, ok := c.stateOf("http://elsewhere.test/x"); ok {
 		t.Error("a change list's URL of another host joined the frontier")
+	}
+}
+
+// IndexNow: a submission counts only once the host serves its key; then
+// its URLs are due at once, and the poll confirms the change. A wrong key
+// counts for nothing; URLs of two hosts, or of a host not known, are
+// refused.
+func TestIndexNow(t *testing.T) {
+	var version atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/goodkey1.txt":
+			fmt.Fprint(w, "goodkey1\n")
+		case "/badkey12.txt":
+			fmt.Fprint(w, "something else")
+		case "/", "/p1":
+			v := version.Load()
+			w.Header().Set("ETag", fmt.Sprintf(`"v%d"`, v))
+			if r.Header.Get("If-None-Match") == fmt.Sprintf(`"v%d"`, v) {
+				w.WriteHeader(http.StatusNotModified)
+				return
+			}
+			w.Header().Set("Content-Type", "text/html")
+			fmt.Fprintf(w, `<html><body><a href="/p1">p1</a> version %d</body></html>`, v)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+	cfg := Config{Seeds: []string{srv.URL + "/"}, CID: testCID, MinDelay: 10 * time.Millisecond, DelaySet: true,
+		RevisitMin: time.Hour, RevisitMax: 2 * time.Hour, Fetch: FetchConfig{AllowPrivate: true}}
+	c := startCrawler(t, cfg, webevents.NewMemStore(), &MemFrontier{})
+	waitFor(t, 10*time.Second, "the first crawl", func() bool { return c.Stats().Created == 2 })
+	if err := c.IndexNow("goodkey1", "", []string{srv.URL + "/p1", "http://other.test/x"}); !errors.Is(err, ErrSubmissionScope) {
+		t.Errorf("URLs of two hosts: %v", err)
+	}
+	if err := c.IndexNow("goodkey1", "", []string{"http://unknown.test/x"}); !errors.Is(err, ErrSubmissionScope) {
+		t.Errorf("a host not known: %v", err)
+	}
+	version.Add(1)
+	if err := c.IndexNow("badkey12", "", []string{srv.URL + "/p1"}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "the wrong key refused", func() bool { return c.SignalStats().IndexNowRefused == 1 })
+	if c.Stats().Updated != 0 {
+		t.Fatal("a submission with a wrong key made a page due")
+	}
+	if err := c.IndexNow("goodkey1", srv.URL+"/goodkey1.txt", []string{srv.URL + "/p1"}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "the submitted change polled", func() bool { return c.Stats().Updated == 1 })
+	s := c.SignalStats()
+	t.Logf("%+v", s)
+	if s.IndexNowURLs != 1 || s.LastmodConfirmed != 1 {
+		t.Errorf("%+v", s)
 	}
 }

@@ -227,6 +227,7 @@ func New(cfg Config, st Stores) (*Peer, error) {
 		Update:    p.updateControl,
 		Metrics:   p.metrics,
 		Withhold:  p.withhold,
+		IndexNow:  p.indexNow,
 	})
 	if err != nil {
 		return nil, err
@@ -638,5 +639,18 @@ func (p *Peer) retain(ctx context.Context) {
 			return
 		case <-t.C:
 		}
+	}
+}
+
+// indexNow hands an IndexNow submission to the crawler, which verifies
+// its key before any URL counts.
+func (p *Peer) indexNow(sub protocol.IndexNowSubmission) error {
+	switch err := p.crawler.IndexNow(sub.Key, sub.KeyLocation, sub.URLs); {
+	case errors.Is(err, crawl.ErrSubmissionScope):
+		return protocol.ErrIndexNowScope
+	case errors.Is(err, crawl.ErrSubmissionBusy):
+		return protocol.ErrIndexNowBusy
+	default:
+		return err
 	}
 }

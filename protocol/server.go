@@ -35,6 +35,7 @@ type Server struct {
 	metrics  *Metrics
 	// withhold: see ServerOptions.Withhold
 	withhold func(from string) bool
+	indexNow func(IndexNowSubmission) error
 }
 
 // ServerOptions configure NewServer.
@@ -66,6 +67,10 @@ type ServerOptions struct {
 	// is sent as comment lines of the same length (spec section 4.5), so
 	// offsets, sizes and ranges stay valid.
 	Withhold func(from string) bool
+	// IndexNow, when set, takes IndexNow submissions (/indexnow,
+	// indexnow.go): it verifies the key before any URL counts, and
+	// returns ErrIndexNowScope or ErrIndexNowBusy to refuse one.
+	IndexNow func(IndexNowSubmission) error
 }
 
 // NewServer returns the handler for store.
@@ -112,7 +117,7 @@ func NewServer(store ShareStore, o ServerOptions) (*Server, error) {
 		key = ClientIP
 	}
 	return &Server{store: store, control: c, repo: path, log: lg, slots: make(chan struct{}, n), update: o.Update, metrics: o.Metrics,
-		withhold: o.Withhold, clients: &clientSlots{max: perClient, key: key, held: map[string]int{}}}, nil
+		withhold: o.Withhold, indexNow: o.IndexNow, clients: &clientSlots{max: perClient, key: key, held: map[string]int{}}}, nil
 }
 
 // Wait returns when no request is being served, or with ctx's error. The
@@ -171,6 +176,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	sw := &statusWriter{ResponseWriter: w, code: http.StatusOK}
 	resource := "other"
 	defer func() { s.metrics.request(resource, sw.code) }()
+	if r.URL.Path == "/indexnow" {
+		resource = "indexnow"
+		s.serveIndexNow(sw, r)
+		return
+	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		sw.Header().Set("Allow", "GET, HEAD")
 		http.Error(sw, "method not allowed", http.StatusMethodNotAllowed)
