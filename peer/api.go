@@ -181,6 +181,7 @@ var (
 	descSitemaps = prometheus.NewDesc("cocrawl_sitemap_reads_total", "Sitemap documents read, by outcome (ok, error).", []string{"outcome"}, nil)
 	descLastmods = prometheus.NewDesc("cocrawl_sitemap_lastmods_total", "Sitemap lastmods that made a page due (hinted), and the polls' verdicts on them.", []string{"verdict"}, nil)
 	descPubHosts = prometheus.NewDesc("cocrawl_sitemap_hosts", "Hosts whose sitemaps gave entries, and those whose lastmods are distrusted now.", []string{"state"}, nil)
+	descIndexNow = prometheus.NewDesc("cocrawl_indexnow_urls_total", "URLs of IndexNow submissions, by outcome (accepted: key verified; refused: key wrong or host distrusted).", []string{"outcome"}, nil)
 )
 
 // peerCollector turns the status into metrics at scrape time, so counters
@@ -188,7 +189,7 @@ var (
 type peerCollector struct{ p *Peer }
 
 func (c peerCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descRho, descOps, descEvents, descBytes, descSeconds, descErrors, descPeers, descIdle, descFrontier, descTimeRho, descDHTBytes, descDHTPeers, descChecks, descRolled, descStore, descSitemaps, descLastmods, descPubHosts} {
+	for _, d := range []*prometheus.Desc{descRho, descOps, descEvents, descBytes, descSeconds, descErrors, descPeers, descIdle, descFrontier, descTimeRho, descDHTBytes, descDHTPeers, descChecks, descRolled, descStore, descSitemaps, descLastmods, descPubHosts, descIndexNow} {
 		ch <- d
 	}
 }
@@ -230,6 +231,8 @@ func (c peerCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	ch <- prometheus.MustNewConstMetric(descPubHosts, prometheus.GaugeValue, float64(sg.HostsWithSitemaps), "with_sitemaps")
 	ch <- prometheus.MustNewConstMetric(descPubHosts, prometheus.GaugeValue, float64(sg.HostsDistrusted), "distrusted")
+	ch <- prometheus.MustNewConstMetric(descIndexNow, prometheus.CounterValue, float64(sg.IndexNowURLs), "accepted")
+	ch <- prometheus.MustNewConstMetric(descIndexNow, prometheus.CounterValue, float64(sg.IndexNowRefused), "refused")
 	ch <- prometheus.MustNewConstMetric(descIdle, prometheus.CounterValue, float64(st.Idle))
 	ch <- prometheus.MustNewConstMetric(descFrontier, prometheus.GaugeValue, float64(st.FrontierURLs))
 	if st.DHTBytes != nil {
