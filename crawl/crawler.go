@@ -340,9 +340,12 @@ func (c *Crawler) serveHost(ctx context.Context, h *host) PollResult {
 		return r
 	}
 	c.mu.Lock()
-	if k, ok := c.nextKeyCheck(h); ok && h.robots.Allowed(c.cfg.Agent, k.url) {
-		c.mu.Unlock()
-		return c.checkKey(ctx, h, k)
+	if k, ok := c.nextKeyCheck(h); ok {
+		if h.robots.Allowed(c.cfg.Agent, k.url) {
+			c.mu.Unlock()
+			return c.checkKey(ctx, h, k)
+		}
+		c.dropSubmissions(h, k.key) // a key robots.txt forbids us to fetch cannot be verified
 	}
 	if u, ok := c.nextSitemap(h, now); ok && h.robots.Allowed(c.cfg.Agent, u) {
 		c.mu.Unlock()

@@ -278,21 +278,11 @@ func (c *Crawler) checkKey(ctx context.Context, h *host, k keyCheck) PollResult 
 	c.mu.Lock()
 	s := &h.signals
 	var apply []submission
-	keep := s.pending[:0]
-	for _, p := range s.pending {
-		switch {
-		case p.key != k.key:
-			keep = append(keep, p)
-		case ok:
-			apply = append(apply, p)
-		default:
-			c.indexNowRefused.Add(int64(len(p.urls)))
-		}
-		if p.key == k.key {
-			s.pendingURLs -= len(p.urls)
-		}
+	if ok {
+		apply = c.takeSubmissions(h, k.key)
+	} else {
+		c.dropSubmissions(h, k.key)
 	}
-	s.pending = keep
 	if ok {
 		if s.verified == nil {
 			s.verified = map[string]time.Time{}
@@ -305,6 +295,32 @@ func (c *Crawler) checkKey(ctx context.Context, h *host, k keyCheck) PollResult 
 		c.indexNowApply(k.key, p.urls, p.at)
 	}
 	return PollResult{Requested: true, URL: k.url, Status: status, Cost: end.Sub(start), ErrKind: kind}
+}
+
+// takeSubmissions removes and returns the submissions waiting for key.
+// c.mu held.
+func (c *Crawler) takeSubmissions(h *host, key string) []submission {
+	s := &h.signals
+	var taken []submission
+	keep := s.pending[:0]
+	for _, p := range s.pending {
+		if p.key != key {
+			keep = append(keep, p)
+			continue
+		}
+		taken = append(taken, p)
+		s.pendingURLs -= len(p.urls)
+	}
+	s.pending = keep
+	return taken
+}
+
+// dropSubmissions refuses the submissions waiting for a key that could
+// not be verified. c.mu held.
+func (c *Crawler) dropSubmissions(h *host, key string) {
+	for _, p := range c.takeSubmissions(h, key) {
+		c.indexNowRefused.Add(int64(len(p.urls)))
+	}
 }
 
 // indexNowApply claims each URL changed at the submission's time.
