@@ -62,6 +62,7 @@ type Fetcher struct {
 	cfg    FetchConfig
 	pages  *http.Client // does not follow redirects: a Location is a new link
 	robots *http.Client // follows up to 5 redirects (RFC 9309 section 2.3.1.2)
+	docs   *http.Client // follows up to 5 redirects on the same host (FetchDoc)
 }
 
 // NewFetcher returns a fetcher. Its transport opens at most ConnsPerHost
@@ -86,6 +87,18 @@ func NewFetcher(cfg FetchConfig) *Fetcher {
 			CheckRedirect: func(_ *http.Request, via []*http.Request) error {
 				if len(via) > 5 {
 					return errors.New("crawl: more than 5 redirects")
+				}
+				return nil
+			}},
+		// A redirect to another host would be a request to a host whose
+		// delay the crawler does not count for it.
+		docs: &http.Client{Transport: tr, Timeout: cfg.Timeout,
+			CheckRedirect: func(req *http.Request, via []*http.Request) error {
+				switch {
+				case len(via) > 5:
+					return errors.New("crawl: more than 5 redirects")
+				case req.URL.Scheme != via[0].URL.Scheme || req.URL.Host != via[0].URL.Host:
+					return errors.New("crawl: a redirect to another host")
 				}
 				return nil
 			}},
@@ -228,7 +241,8 @@ func (f *Fetcher) FetchRobots(ctx context.Context, hostURL, agent string) (rb *R
 const MaxDocBytes = 50 << 20
 
 // FetchDoc GETs a document the crawler reads but does not record (a
-// sitemap), following up to 5 redirects, and hands its body to read while
+// sitemap, a feed, an IndexNow key), following up to 5 redirects on its
+// host, and hands its body to read while
 // the response streams, within MaxDocBytes and the minimum speed. It
 // returns the status and, for 429 and 503, the Retry-After asked.
 func (f *Fetcher) FetchDoc(ctx context.Context, rawURL string, read func(io.Reader) error) (status int, retry time.Duration, err error) {
@@ -238,7 +252,7 @@ func (f *Fetcher) FetchDoc(ctx context.Context, rawURL string, read func(io.Read
 		return 0, 0, err
 	}
 	f.headers(req)
-	resp, err := f.robots.Do(req)
+	resp, err := f.docs.Do(req)
 	if err != nil {
 		return 0, 0, err
 	}

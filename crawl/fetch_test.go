@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -120,5 +121,33 @@ func TestBackoffOn503And429(t *testing.T) {
 	}
 	if e := c.Stats().Errors; e["5xx"] != 2 || e["429"] != 1 {
 		t.Fatalf("errors %v", e)
+	}
+}
+
+// FetchDoc follows redirects on the document's host only: another host's
+// delay is not the crawler's to spend.
+func TestFetchDocStaysOnItsHost(t *testing.T) {
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "elsewhere") }))
+	defer other.Close()
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/moved":
+			http.Redirect(w, r, "/here", http.StatusMovedPermanently)
+		case "/away":
+			http.Redirect(w, r, other.URL+"/x", http.StatusFound)
+		default:
+			fmt.Fprint(w, "here")
+		}
+	}))
+	defer site.Close()
+	f := NewFetcher(FetchConfig{AllowPrivate: true})
+	var body []byte
+	read := func(r io.Reader) error { var err error; body, err = io.ReadAll(r); return err }
+	if status, _, err := f.FetchDoc(context.Background(), site.URL+"/moved", read); err != nil || status != 200 || string(body) != "here" {
+		t.Errorf("same-host redirect: %d %q %v", status, body, err)
+	}
+	body = nil
+	if _, _, err := f.FetchDoc(context.Background(), site.URL+"/away", read); err == nil || body != nil {
+		t.Errorf("a redirect to another host was followed: %q %v", body, err)
 	}
 }

@@ -93,7 +93,8 @@ func (c *Crawler) hint(h Hint, says sitemapSays) bool {
 		// A check is pending: only its own poll may settle it.
 	case !seen.IsZero() && seen.After(look):
 		c.hinted.Add(1)
-		c.f.host(hostKey(u)).fit.hinted++
+		hs := c.f.host(hostKey(u))
+		hs.fit.hinted++
 		if says.on {
 			c.sitemapVisits.Add(1)
 		}
@@ -101,14 +102,14 @@ func (c *Crawler) hint(h Hint, says sitemapSays) bool {
 			prev := time.UnixMilli(st.Seen)
 			c.observeLook(st, seen, !changed.IsZero() && changed.After(prev), changed)
 		}
-		c.nextInterval(c.f.host(hostKey(u)), st, changedSince, now)
+		c.nextInterval(hs, st, changedSince, now)
 		due = c.revisitAt(st, seen)
 		if says.on {
 			// The next sitemap read is its next visit: poll it only if
 			// that read does not come (half a round late). The interval
 			// stretches with it, so the last look (due less interval)
 			// stays the read.
-			pushed := later(due, c.f.host(hostKey(u)).signals.nextRound.Add(c.cfg.SitemapEvery/2))
+			pushed := later(due, hs.signals.nextRound.Add(c.cfg.SitemapEvery/2))
 			st.Interval += pushed.Sub(due)
 			due = pushed
 		}

@@ -3,6 +3,8 @@ package crawl
 import (
 	"hash/maphash"
 	"time"
+
+	"github.com/cocrawl/cocrawl/crawl/revisit"
 )
 
 // offset is how long this crawler puts off revisits of u: a share of
@@ -26,9 +28,5 @@ func (c *Crawler) revisitAt(st *URLState, from time.Time) time.Time {
 // adapt moves a URL's revisit interval after a look at it: halved on a
 // change, grown by half without one, within RevisitMin and RevisitMax.
 func (c *Crawler) adapt(st *URLState, changed bool) {
-	if changed {
-		st.Interval = max(c.cfg.RevisitMin, st.Interval/2)
-	} else {
-		st.Interval = min(c.cfg.RevisitMax, st.Interval*3/2)
-	}
+	st.Interval = revisit.Adapt(st.Interval, changed, c.cfg.RevisitMin, c.cfg.RevisitMax)
 }

@@ -428,7 +428,7 @@ func (c *Crawler) readSitemap(ctx context.Context, h *host, sitemapURL string) P
 				continue
 			}
 			if u, err := Normalize(nil, e.Loc); err == nil && hostKey(u) == h.key &&
-				len(h.signals.queue) < maxSitemapsPerHost && h.signals.read+len(h.signals.queue) < maxSitemapsPerHost {
+				h.signals.read+len(h.signals.queue) < maxSitemapsPerHost {
 				h.signals.queue = append(h.signals.queue, u)
 			}
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/url"
 	"regexp"
 	"strings"
 )
@@ -62,7 +63,7 @@ func (s *Server) serveIndexNow(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		for _, u := range body.URLList {
-			if body.Host != "" && !strings.Contains(u, "://"+body.Host) {
+			if p, err := url.Parse(u); body.Host != "" && (err != nil || !strings.EqualFold(p.Hostname(), body.Host) && !strings.EqualFold(p.Host, body.Host)) {
 				http.Error(w, "a URL is not of the host given", http.StatusUnprocessableEntity)
 				return
 			}

@@ -41,9 +41,10 @@ func TestIndexNowForm(t *testing.T) {
 		t.Fatalf("handed on %+v", got)
 	}
 	for body, want := range map[string]int{
-		`{"host":"site.example","key":"short","urlList":["https://site.example/a"]}`:     http.StatusBadRequest,
-		`{"host":"site.example","key":"abcd1234","urlList":[]}`:                          http.StatusBadRequest,
-		`{"host":"site.example","key":"abcd1234","urlList":["https://other.example/a"]}`: http.StatusUnprocessableEntity,
+		`{"host":"site.example","key":"short","urlList":["https://site.example/a"]}`:              http.StatusBadRequest,
+		`{"host":"site.example","key":"abcd1234","urlList":[]}`:                                   http.StatusBadRequest,
+		`{"host":"site.example","key":"abcd1234","urlList":["https://other.example/a"]}`:          http.StatusUnprocessableEntity,
+		`{"host":"site.example","key":"abcd1234","urlList":["https://site.example.evil.test/a"]}`: http.StatusUnprocessableEntity,
 		`not json`: http.StatusBadRequest,
 		`{"host":"site.example","key":"abcd1234","urlList":["https://site.example/` + strings.Repeat("x", 2<<20) + `"]}`: http.StatusBadRequest,
 	} {

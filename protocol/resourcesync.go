@@ -2,6 +2,8 @@ package protocol
 
 import (
 	"bufio"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/xml"
 	"errors"
 	"fmt"
@@ -190,20 +192,18 @@ func writeChange(bw *bufio.Writer, e webevents.Event) {
 		if e.Size > 0 {
 			fmt.Fprintf(bw, " length=\"%d\"", e.Size)
 		}
-		if hex, ok := strings.CutPrefix(e.Digest, "sha256:"); ok && isHex(hex) {
-			fmt.Fprintf(bw, " hash=\"sha-256:%s\"", hex)
+		if h, ok := strings.CutPrefix(e.Digest, "sha256:"); ok && isSHA256(h) {
+			fmt.Fprintf(bw, " hash=\"sha-256:%s\"", h)
 		}
 	}
 	bw.WriteString("/></url>\n")
 }
 
-func isHex(s string) bool {
-	for _, c := range s {
-		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
-			return false
-		}
-	}
-	return s != ""
+// isSHA256 says whether s is a SHA-256 in hex, as a digest a peer sent
+// must be before it goes into an attribute.
+func isSHA256(s string) bool {
+	b, err := hex.DecodeString(s)
+	return err == nil && len(b) == sha256.Size
 }
 
 // writeXML writes the XML declaration and body; a HEAD gets the headers.

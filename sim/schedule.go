@@ -38,12 +38,12 @@ type pollSchedule struct {
 
 	// The budget is the crawler's own poll rate, measured between fits:
 	// a simulated crawler is never idle, so what it polls is what it may.
-	lo, hi            float64 // interval bounds
-	mu                float64
-	prior             revisit.Prior
-	fitPolls, fitAt   float64 // polls and time at the last fit
-	budget            float64 // polls per second at the last fit
-	fitEvery, started float64
+	lo, hi          float64 // interval bounds
+	mu              float64
+	prior           revisit.Prior
+	fitPolls, fitAt float64 // polls and time at the last fit
+	budget          float64 // polls per second at the last fit
+	fitEvery        float64
 }
 
 func newPollSchedule(policy string, slots, objects int, m Model, rng interface{ Float64() float64 }) *pollSchedule {
@@ -98,24 +98,17 @@ func (s *pollSchedule) polled(o uint32, now float64, changed, deleted bool, last
 	iv := s.iv[o]
 	switch s.policy {
 	case RevisitAdaptive:
-		iv = adaptInterval(iv, changed, s.lo, s.hi)
+		iv = revisit.Adapt(secs(iv), changed, secs(s.lo), secs(s.hi)).Seconds()
 	case RevisitOptimal:
 		s.refit(now, polls)
 		if lambda, ok := s.prior.Estimate(s.rate[o]); ok {
 			iv = revisit.Interval(lambda, s.mu, s.rate[o].Saturated(), secs(iv), secs(s.lo), secs(s.hi)).Seconds()
 		} else {
 			// Not estimated yet: adaptive, no more often than uniform.
-			iv = max(adaptInterval(iv, changed, s.lo, s.hi), float64(len(s.byDue.items)+1)/s.budget)
+			iv = max(revisit.Adapt(secs(iv), changed, secs(s.lo), secs(s.hi)).Seconds(), float64(len(s.byDue.items)+1)/s.budget)
 		}
 	}
 	s.push(o, now+iv, iv)
-}
-
-func adaptInterval(iv float64, changed bool, lo, hi float64) float64 {
-	if changed {
-		return max(lo, iv/2)
-	}
-	return min(hi, iv*1.5)
 }
 
 // refit measures the budget and fits μ over the estimated objects, every

@@ -71,6 +71,16 @@ func (b *Bins) Multiplier(budget, fmin, fmax float64) float64 {
 	return multiplierFor(spend, budget, 32)
 }
 
+// Adapt is the first plan's interval rule, kept as a policy and for pages
+// without an estimate: half the last interval after a change, half as long
+// again after none, within [lo, hi].
+func Adapt(prev time.Duration, changed bool, lo, hi time.Duration) time.Duration {
+	if changed {
+		return max(lo, prev/2)
+	}
+	return min(hi, prev*3/2)
+}
+
 // Interval is the bounded optimum's interval, within [lo, hi], for a page
 // of estimated rate lambda at multiplier mu, after an interval of prev (0:
 // none). A saturated estimate (Rate.Saturated) probes at most half of
