@@ -358,7 +358,9 @@ func (c *Crawler) serveHost(ctx context.Context, h *host) PollResult {
 		return PollResult{}
 	}
 	st := c.f.pop(h, now)
-	delegated := st != nil && hasAnyPrefix(st.URL, c.delegated)
+	// A spot-check (Recheck) is polled even where a peer polls: it checks
+	// that peer.
+	delegated := st != nil && !st.checking && hasAnyPrefix(st.URL, c.delegated)
 	if st == nil || delegated {
 		if delegated {
 			// A peer polls it; look again later in case the peer leaves.

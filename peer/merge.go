@@ -76,7 +76,9 @@ func (p *Peer) mergeSlot() bool {
 func (p *Peer) mergeFrom(ctx context.Context, rowURL string) (*protocol.MergeReport, error) {
 	id, overP2P := p2pIDOf(rowURL)
 	if !overP2P {
-		rep, err := p.merger.Merge(ctx, rowURL)
+		m := p.merger
+		m.CheckControl = p.peers.learnControl(rowURL, nil)
+		rep, err := m.Merge(ctx, rowURL)
 		return reportOf(rep, rowURL), err
 	}
 	// Over libp2p the host names no server (spec 7.5): any will do.
@@ -89,7 +91,7 @@ func (p *Peer) mergeFrom(ctx context.Context, rowURL string) (*protocol.MergeRep
 	if err == nil {
 		m := p.merger // the same settings, another transport and check
 		m.Client = client
-		m.CheckControl = sameIdentity(id)
+		m.CheckControl = p.peers.learnControl(mergeURL, sameIdentity(id))
 		rep, err = m.Merge(ctx, mergeURL)
 	}
 	if err != nil && ctx.Err() == nil {

@@ -127,7 +127,7 @@ type Peer struct {
 	rhoFrom time.Time
 	timeAt  map[string]time.Duration // time spent at each rho, rounded to 0.05
 
-	kick chan struct{} // a peer was added
+	kick chan struct{} // a peer was added, or a merge moved forward
 
 	excludedMu sync.Mutex
 	excluded   map[string]string // per peer row, its repository the crawler never polls ("self": this peer's own)
@@ -642,9 +642,30 @@ func (p *Peer) retain(ctx context.Context) {
 	}
 }
 
+// wake tells an idle slot that a merge may be due.
+func (p *Peer) wake() {
+	select {
+	case p.kick <- struct{}{}:
+	default:
+	}
+}
+
+// NudgeGap is the shortest time between two merges from a peer that
+// IndexNow pings can bring about.
+const NudgeGap = time.Second
+
 // indexNow hands an IndexNow submission to the crawler, which verifies
 // its key before any URL counts.
 func (p *Peer) indexNow(sub protocol.IndexNowSubmission) error {
+	// A host left to a peer (a publisher's special prefix) is not polled:
+	// its ping moves the next merge from that peer forward instead, at
+	// most one a NudgeGap, so it needs no key.
+	if len(sub.URLs) > 0 {
+		if u, err := crawl.Normalize(nil, sub.URLs[0]); err == nil && p.peers.nudge(u, time.Now(), NudgeGap) {
+			p.wake()
+			return nil
+		}
+	}
 	switch err := p.crawler.IndexNow(sub.Key, sub.KeyLocation, sub.URLs); {
 	case errors.Is(err, crawl.ErrSubmissionScope):
 		return protocol.ErrIndexNowScope

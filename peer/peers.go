@@ -1,13 +1,15 @@
 package peer
 
 import (
-	"github.com/cocrawl/cocrawl/webevents"
 	"net/url"
 	"slices"
 	"sort"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/cocrawl/cocrawl/protocol"
+	"github.com/cocrawl/cocrawl/webevents"
 )
 
 // Schedule sets how often peers are merged from. Zero fields take the
@@ -293,6 +295,37 @@ func (s *peerSet) delegated(now time.Time) []string {
 	return slices.Compact(out)
 }
 
+// nudge moves the next merge forward from each peer that u is left to (as
+// delegated decides), to now but not sooner than gap after its last
+// attempt; it reports whether u is left to a peer. A publisher's IndexNow
+// ping then brings its change by merge within about gap.
+func (s *peerSet) nudge(u string, now time.Time, gap time.Duration) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	left := false
+	for key, r := range s.rows {
+		if r.Self || !r.Healthy() || r.Gained == 0 || now.Sub(r.LastSuccess) > 3*s.sched.MergeMax || !r.Distrusted.IsZero() {
+			continue
+		}
+		for _, p := range specials(r.Special) {
+			if seen, ok := s.backing[key][hostPrefix(p)]; ok && now.Sub(seen) <= SpecialBacking && strings.HasPrefix(u, p) {
+				left = true
+				if at := maxTime(now, r.LastAttempt.Add(gap)); at.Before(r.NextDue) {
+					r.NextDue = at
+				}
+			}
+		}
+	}
+	return left
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
 // SpecialBacking is how recent a peer's own poll of a host must be for its
 // special prefixes on that host to be honoured.
 const SpecialBacking = 24 * time.Hour
@@ -300,6 +333,26 @@ const SpecialBacking = 24 * time.Hour
 // MaxSpecial is how many special prefixes of one peer are honoured; the
 // rest are ignored.
 const MaxSpecial = 64
+
+// learnControl returns a check of a merge's robots.shr that, once check
+// (if any) passes, notes the peer's crawler and special prefixes in its
+// row before the records come, so the first merge from a peer already
+// shows which hosts it polls itself (backs).
+func (s *peerSet) learnControl(from string, check func(*protocol.ShareControl) error) func(*protocol.ShareControl) error {
+	return func(sc *protocol.ShareControl) error {
+		if check != nil {
+			if err := check(sc); err != nil {
+				return err
+			}
+		}
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if r := s.rows[rowKey(from)]; r != nil {
+			r.Crawler, r.Special = sc.Crawler, sc.Special
+		}
+		return nil
+	}
+}
 
 // backs notes, from a batch merged from a source, the hosts of its special
 // prefixes that it polled itself: records with its own cid.

@@ -3,6 +3,7 @@ package peer
 import (
 	"errors"
 	"fmt"
+	"github.com/cocrawl/cocrawl/protocol"
 	"github.com/cocrawl/cocrawl/webevents"
 	"reflect"
 	"strings"
@@ -90,6 +91,33 @@ func TestDelegation(t *testing.T) {
 	// A peer not merged for long gets its prefixes polled again.
 	if got := s.delegated(now.Add(4 * time.Minute)); len(got) != 0 {
 		t.Fatalf("delegated to a stale peer: %v", got)
+	}
+}
+
+// A publisher's IndexNow ping for a host left to it moves its next merge
+// forward, not sooner than the gap after its last; a ping for a host left
+// to nobody moves nothing.
+func TestNudgeMovesTheMergeForward(t *testing.T) {
+	s := newPeerSet(Schedule{MergeMin: 30 * time.Second, MergeMax: time.Hour})
+	now := time.Unix(1_700_000_000, 0)
+	const pub = "http://pub.example/robots.shr"
+	s.add(pub, "static", now)
+	s.next(now)
+	s.learnControl(pub, nil)(&protocol.ShareControl{Crawler: "pub:1 P", Special: []string{"http://site.example/"}})
+	s.backs(pub, []webevents.Event{{URL: "http://site.example/a", CID: "pub:1 P", LPD: now.Unix(), Stat: webevents.Create}}, now)
+	s.done(pub, mergeOutcome{gained: 1, crawler: "pub:1 P", special: []string{"http://site.example/"}}, now)
+	due := func() time.Time { return s.rows[rowKey(pub)].NextDue }
+	if !due().After(now.Add(time.Second)) {
+		t.Fatalf("next merge %v: want the schedule's wait", due().Sub(now))
+	}
+	if s.nudge("http://other.example/a", now.Add(5*time.Second), time.Second) {
+		t.Fatal("a host left to nobody was nudged")
+	}
+	if !s.nudge("http://site.example/b", now.Add(500*time.Millisecond), time.Second) || !due().Equal(now.Add(time.Second)) {
+		t.Fatalf("nudged at +0.5 s: next merge at %v, want the gap after the last (+1 s)", due().Sub(now))
+	}
+	if !s.nudge("http://site.example/c", now.Add(5*time.Second), time.Second) || !due().Equal(now.Add(time.Second)) {
+		t.Fatalf("a later nudge put the merge off to %v", due().Sub(now))
 	}
 }
 

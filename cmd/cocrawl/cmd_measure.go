@@ -13,7 +13,7 @@ import (
 // cmdMeasure runs the crawler's policy experiments (docs/performance.md).
 func cmdMeasure(ctx context.Context, args []string, out io.Writer) error {
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
-		return usagef("measure takes an experiment: revisits, first-visits or sitemaps")
+		return usagef("measure takes an experiment: revisits, first-visits, sitemaps or publish")
 	}
 	switch args[0] {
 	case "revisits":
@@ -22,8 +22,34 @@ func cmdMeasure(ctx context.Context, args []string, out io.Writer) error {
 		return measureFirstVisits(ctx, args[1:], out)
 	case "sitemaps":
 		return measureSitemaps(ctx, args[1:], out)
+	case "publish":
+		return measurePublish(ctx, args[1:], out)
 	}
-	return usagef("no experiment %q: revisits, first-visits or sitemaps", args[0])
+	return usagef("no experiment %q: revisits, first-visits, sitemaps or publish", args[0])
+}
+
+func measurePublish(ctx context.Context, args []string, out io.Writer) error {
+	fs := newFlags("measure publish", "measure publish [--files N] [--per-minute N] [--measure D] [--merge-min D] [--merge-max D] [--indexnow] [--seed N]")
+	var c measure.PublishConfig
+	fs.IntVar(&c.Files, "files", 10000, "files in the document root")
+	fs.Float64Var(&c.PerMinute, "per-minute", 100, "files changed a minute (Poisson)")
+	fs.DurationVar(&c.Measure, "measure", 3*time.Minute, "how long files are changed")
+	fs.DurationVar(&c.MergeMin, "merge-min", 30*time.Second, "the peer's shortest wait between two merges (cocrawl run's default)")
+	fs.DurationVar(&c.MergeMax, "merge-max", 30*time.Minute, "the peer's longest wait between two merges")
+	fs.Uint64Var(&c.Seed, "seed", 1, "random seed of the changes")
+	fs.BoolVar(&c.IndexNow, "indexnow", false, "the publisher pings the peer's /indexnow with each change")
+	if pos, err := parse(fs, args); err != nil {
+		return err
+	} else if len(pos) > 0 {
+		return usagef("unexpected argument %q", pos[0])
+	}
+	c.Progress = out
+	rep, err := measure.Publish(ctx, c)
+	if err != nil {
+		return err
+	}
+	rep.Print(out)
+	return nil
 }
 
 func measureRevisits(ctx context.Context, args []string, out io.Writer) error {

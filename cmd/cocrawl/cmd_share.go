@@ -45,21 +45,29 @@ func cmdShare(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return usagef("%v", err)
 	}
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	reg.MustRegister(metrics)
-	metricsHandler := promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
-
 	ln, err := net.Listen("tcp", *listen)
 	if err != nil {
 		return fmt.Errorf("cannot listen on %s: %w; choose another --listen", *listen, err)
 	}
+	return serveShare(ctx, ln, srv, *admin, out, func(metricsAt string) {
+		fmt.Fprintf(out, "sharing %s at http://%s/robots.shr (day files under %s, metrics at %s); Ctrl-C stops\n", *data, ln.Addr(), srv.RepositoryPath(), metricsAt)
+	}, metrics)
+}
+
+// serveShare serves a share server on ln until ctx ends, with /metrics of
+// the collectors given on the admin address (on ln when that is loopback
+// and admin is empty: metrics stay off a public listener, as cocrawl run's
+// admin pages). started is told where the metrics are.
+func serveShare(ctx context.Context, ln net.Listener, srv http.Handler, admin string, out io.Writer, started func(metricsAt string), cs ...prometheus.Collector) error {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg.MustRegister(cs...)
+	metricsHandler := promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
 	ln = netguard.LimitListener(ln, netguard.MaxInbound)
-	// Metrics stay off a public listener (as cocrawl run's admin pages).
-	var shareHandler http.Handler = srv
+	shareHandler := srv
 	metricsAt := "http://" + ln.Addr().String() + "/metrics"
 	errc := make(chan error, 2)
-	if adminAddr := adminAddress(*admin, ln.Addr().(*net.TCPAddr)); adminAddr == "" {
+	if adminAddr := adminAddress(admin, ln.Addr().(*net.TCPAddr)); adminAddr == "" {
 		mux := http.NewServeMux()
 		mux.Handle("/metrics", metricsHandler)
 		mux.Handle("/", srv)
@@ -67,6 +75,7 @@ func cmdShare(ctx context.Context, args []string, out io.Writer) error {
 	} else {
 		aln, err := net.Listen("tcp", adminAddr)
 		if err != nil {
+			ln.Close()
 			return fmt.Errorf("cannot listen on %s for metrics: %w; choose another --admin", adminAddr, err)
 		}
 		defer aln.Close()
@@ -75,7 +84,7 @@ func cmdShare(ctx context.Context, args []string, out io.Writer) error {
 		defer serveOn(aln, mux, errc)()
 		metricsAt = "http://" + aln.Addr().String() + "/metrics"
 	}
-	fmt.Fprintf(out, "sharing %s at http://%s/robots.shr (day files under %s, metrics at %s); Ctrl-C stops\n", *data, ln.Addr(), srv.RepositoryPath(), metricsAt)
+	started(metricsAt)
 	stop := serveOn(ln, shareHandler, errc)
 	select {
 	case err := <-errc:

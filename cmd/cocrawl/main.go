@@ -25,6 +25,7 @@ type command struct {
 var commands = map[string]command{
 	"events":  {"list, import or export the web-events of a store", cmdEvents},
 	"share":   {"serve the share repository of a store, without crawling", cmdShare},
+	"publish": {"a site owner's publisher: the web-events of a document root, for peers to merge", cmdPublish},
 	"merge":   {"merge once from the peer whose robots.shr is at URL", cmdMerge},
 	"shr":     {"`shr lint URL`: report every spec violation of a peer", cmdShr},
 	"run":     {"run a peer: poll, merge, share, find peers over libp2p", cmdRun},
@@ -34,7 +35,7 @@ var commands = map[string]command{
 	"testweb": {"serve a synthetic changing web on loopback, to crawl and test against", cmdTestweb},
 	"sim":     {"run an experiment of the thesis's chapter 6 in the simulator", cmdSim},
 	"demo":    {"a cooperating community against polling-only peers on a synthetic web", cmdDemo},
-	"measure": {"`measure revisits|first-visits`: the crawler's policies against ground truth", cmdMeasure},
+	"measure": {"`measure revisits|first-visits|sitemaps|publish`: policies against ground truth", cmdMeasure},
 }
 
 // Exit codes (docs/architecture.md, "Command line"): 0 success, 1 failure or a negative answer, 2 usage.

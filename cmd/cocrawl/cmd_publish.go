@@ -1,0 +1,215 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/cocrawl/cocrawl/protocol"
+	"github.com/cocrawl/cocrawl/publish"
+	"github.com/cocrawl/cocrawl/webevents"
+)
+
+// cmdPublish runs a site owner's publisher: the web-events of a document
+// root, shared so that peers merge the site instead of polling it.
+func cmdPublish(ctx context.Context, args []string, out io.Writer) error {
+	fs := newFlags("publish", "publish --root DIR --base URL [--data DIR] [--listen ADDR] [--addr HOST:PORT] [--indexnow URL]...")
+	root := fs.String("root", "", "the site's document root, watched for changes (required)")
+	base := fs.String("base", "", "the URL the document root is served at, e.g. https://example.org/ (required)")
+	data := fs.String("data", "./cocrawl-publish-data", "data folder of the publisher's store")
+	listen := fs.String("listen", "127.0.0.1:8475", "address the share repository is served on")
+	addr := fs.String("addr", "", "host:port peers reach the share repository at, written in robots.shr and every event's cid; default: --listen's")
+	admin := fs.String("admin", "", "address of /metrics; default: --listen's when that is loopback, else 127.0.0.1 at --listen's port + 1")
+	contact := fs.String("contact", "", "contact field of robots.shr: the site owner's e-mail")
+	index := fs.String("index", "index.html", "the file a folder's URL serves; - for none")
+	settle := fs.Duration("settle", 250*time.Millisecond, "how long a file must be quiet before it is published")
+	rescan := fs.Duration("rescan", time.Hour, "how often the whole root is compared with what was published")
+	cycle := fs.Duration("confirm-cycle", 7*24*time.Hour, "each unchanged file is recorded again once per cycle, so new peers learn the whole site; 0 never")
+	keepDays := fs.Int("keep-days", 30, "days of logs the store keeps (at least 8)")
+	var indexnow multiFlag
+	fs.Var(&indexnow, "indexnow", "IndexNow endpoint changes are pushed to, such as a peer's http://host:port/indexnow (repeatable)")
+	key := fs.String("indexnow-key", "", "IndexNow key; default: one made once and kept in the data folder")
+	keyLocation := fs.String("indexnow-key-location", "", "URL of the key file when the owner serves it; default: the publisher writes {key}.txt into the root")
+	if pos, err := parse(fs, args); err != nil {
+		return err
+	} else if len(pos) > 0 {
+		return usagef("unexpected argument %q", pos[0])
+	}
+	if *root == "" || *base == "" {
+		return usagef("publish needs --root and --base")
+	}
+	if *cycle == 0 {
+		*cycle = -1 // publish.Config: negative is never
+	}
+	lg := logger()
+	st, err := openStore(*data, lg)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	ln, err := net.Listen("tcp", *listen)
+	if err != nil {
+		return fmt.Errorf("cannot listen on %s: %w; choose another --listen", *listen, err)
+	}
+	shareAddr := *addr
+	if shareAddr == "" {
+		shareAddr = ln.Addr().String()
+	}
+	cid := shareAddr + " cocrawl-publish/" + protocol.CurrentVersion
+	cfg := publish.Config{Root: *root, Base: *base, CID: cid, Index: *index, Settle: *settle, Rescan: *rescan, ConfirmCycle: *cycle, Logger: lg}
+	var pinger *publish.Pinger
+	if len(indexnow) > 0 {
+		if pinger, err = startPinger(&cfg, *data, *key, *keyLocation, indexnow); err != nil {
+			ln.Close()
+			return err
+		}
+	}
+	pub, err := publish.New(st, cfg)
+	if err != nil {
+		ln.Close()
+		return usagef("%v", err)
+	}
+	metrics := protocol.NewMetrics()
+	srv, err := protocol.NewServer(st, protocol.ServerOptions{
+		Control: protocol.ShareControl{Crawler: cid, Contact: *contact, Special: []string{pub.Base()}, Repository: "/share/"},
+		Logger:  lg,
+		Metrics: metrics,
+	})
+	if err != nil {
+		ln.Close()
+		return usagef("%v", err)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	pubErr := make(chan error, 1)
+	go func() {
+		err := pub.Run(ctx)
+		pubErr <- err
+		if err != nil {
+			cancel()
+		}
+	}()
+	if pinger != nil {
+		go pinger.Run(ctx)
+	}
+	go retainLogs(ctx, st, *keepDays, lg)
+	err = serveShare(ctx, ln, srv, *admin, out, func(metricsAt string) {
+		fmt.Fprintf(out, "publishing %s as %s: robots.shr at http://%s/robots.shr, ResourceSync at http://%s/.well-known/resourcesync, metrics at %s; Ctrl-C stops\n",
+			*root, pub.Base(), shareAddr, shareAddr, metricsAt)
+	}, metrics, publishCollector{pub, pinger})
+	cancel()
+	if perr := <-pubErr; perr != nil {
+		return perr
+	}
+	return err
+}
+
+// startPinger makes the IndexNow pinger, with the key given, kept in the
+// data folder or made, and its key file written into the root unless the
+// owner serves it elsewhere.
+func startPinger(cfg *publish.Config, data, key, keyLocation string, endpoints []string) (*publish.Pinger, error) {
+	keyPath := filepath.Join(data, "indexnow.key")
+	if key == "" {
+		if b, err := os.ReadFile(keyPath); err == nil {
+			key = strings.TrimSpace(string(b))
+		} else if errors.Is(err, os.ErrNotExist) {
+			key = publish.NewKey()
+			if err := os.WriteFile(keyPath, []byte(key+"\n"), 0o600); err != nil {
+				return nil, fmt.Errorf("keep the IndexNow key: %w", err)
+			}
+		} else {
+			return nil, fmt.Errorf("read the IndexNow key: %w", err)
+		}
+	}
+	if keyLocation == "" {
+		name, err := publish.WriteKeyFile(cfg.Root, key)
+		if err != nil {
+			return nil, err
+		}
+		cfg.Skip = append(cfg.Skip, name)
+	}
+	u, err := url.Parse(cfg.Base)
+	if err != nil {
+		return nil, usagef("--base: %v", err)
+	}
+	p, err := publish.NewPinger(publish.PingConfig{Endpoints: endpoints, Key: key, KeyLocation: keyLocation, Host: u.Host, Logger: cfg.Logger})
+	if err != nil {
+		return nil, usagef("%v", err)
+	}
+	cfg.Notify = p.Add
+	return p, nil
+}
+
+// retainLogs drops day logs older than keepDays, at start and hourly.
+func retainLogs(ctx context.Context, st *dataStore, keepDays int, lg interface{ Error(string, ...any) }) {
+	keep := int64(max(keepDays, 8))
+	t := time.NewTicker(time.Hour)
+	defer t.Stop()
+	for {
+		if _, err := st.Expire(webevents.Today(time.Now()) - keep + 1); err != nil {
+			lg.Error("retention", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// publishCollector exports a publisher's counts as cocrawl_publish_*.
+type publishCollector struct {
+	pub    *publish.Publisher
+	pinger *publish.Pinger
+}
+
+var (
+	publishEventsDesc  = prometheus.NewDesc("cocrawl_publish_events_total", "Web-events the publisher recorded, by kind (created, updated, deleted, confirmed).", []string{"kind"}, nil)
+	publishFilesDesc   = prometheus.NewDesc("cocrawl_publish_files", "Live files published.", nil, nil)
+	publishWatchesDesc = prometheus.NewDesc("cocrawl_publish_watches", "Folders watched.", nil, nil)
+	publishErrorsDesc  = prometheus.NewDesc("cocrawl_publish_errors_total", "Publisher troubles, by kind (watch, record, read, overflow, future_date, backwards_date).", []string{"kind"}, nil)
+	publishRescanDesc  = prometheus.NewDesc("cocrawl_publish_rescans_total", "Whole-root comparisons.", nil, nil)
+	indexNowPingDesc   = prometheus.NewDesc("cocrawl_publish_indexnow_total", "IndexNow pushes, by outcome (urls, posts, failures, dropped).", []string{"outcome"}, nil)
+)
+
+func (c publishCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{publishEventsDesc, publishFilesDesc, publishWatchesDesc, publishErrorsDesc, publishRescanDesc, indexNowPingDesc} {
+		ch <- d
+	}
+}
+
+func (c publishCollector) Collect(ch chan<- prometheus.Metric) {
+	s := c.pub.Stats()
+	counter := func(d *prometheus.Desc, v int64, label ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), label...)
+	}
+	counter(publishEventsDesc, s.Created, "created")
+	counter(publishEventsDesc, s.Updated, "updated")
+	counter(publishEventsDesc, s.Deleted, "deleted")
+	counter(publishEventsDesc, s.Confirmed, "confirmed")
+	ch <- prometheus.MustNewConstMetric(publishFilesDesc, prometheus.GaugeValue, float64(s.Files))
+	ch <- prometheus.MustNewConstMetric(publishWatchesDesc, prometheus.GaugeValue, float64(s.Watches))
+	counter(publishErrorsDesc, s.WatchErrors, "watch")
+	counter(publishErrorsDesc, s.RecordErrors, "record")
+	counter(publishErrorsDesc, s.ReadErrors, "read")
+	counter(publishErrorsDesc, s.Overflows, "overflow")
+	counter(publishErrorsDesc, s.FutureSkipped, "future_date")
+	counter(publishErrorsDesc, s.BackwardsDates, "backwards_date")
+	counter(publishRescanDesc, s.Rescans)
+	if c.pinger != nil {
+		p := c.pinger.Stats()
+		counter(indexNowPingDesc, p.URLs, "urls")
+		counter(indexNowPingDesc, p.Posts, "posts")
+		counter(indexNowPingDesc, p.Failures, "failures")
+		counter(indexNowPingDesc, p.Dropped, "dropped")
+	}
+}
