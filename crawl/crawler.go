@@ -60,7 +60,7 @@ type Crawler struct {
 	stalled                                        atomic.Int64 // polls not sent while the store lagged
 	sitemapReads, sitemapErrors, sitemapURLs       atomic.Int64 // signals.go
 	lastmodHints, lastmodConfirmed, lastmodRefuted atomic.Int64
-	sitemapVisits, feedReads                       atomic.Int64
+	sitemapVisits, feedReads, publisherEvents      atomic.Int64
 	indexNowURLs, indexNowRefused                  atomic.Int64
 	discovered, skipped, delegatedSkips            atomic.Int64
 	errMu                                          sync.Mutex

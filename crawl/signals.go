@@ -1,11 +1,16 @@
 package crawl
 
 import (
+	"bufio"
+	"bytes"
 	"context"
+	"encoding/hex"
 	"errors"
+	"hash/fnv"
 	"io"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -13,6 +18,7 @@ import (
 	"github.com/mmcdole/gofeed"
 
 	"github.com/cocrawl/cocrawl/crawl/sitemap"
+	"github.com/cocrawl/cocrawl/webevents"
 )
 
 // Publishers' signals: a host's sitemaps (the Sitemap: lines of its
@@ -96,6 +102,7 @@ type SignalStats struct {
 	LastmodConfirmed  int64 `json:"lastmod_confirmed"`   // polls that found the change a lastmod claimed
 	LastmodRefuted    int64 `json:"lastmod_refuted"`     // polls that found none
 	SitemapVisits     int64 `json:"sitemap_visits"`      // unchanged pages of proven hosts whose sitemap read counted as their visit
+	PublisherEvents   int64 `json:"publisher_events"`    // changes of proven hosts' ResourceSync change lists stored as their web-events
 	IndexNowURLs      int64 `json:"indexnow_urls"`       // URLs of IndexNow submissions whose key was verified
 	IndexNowRefused   int64 `json:"indexnow_refused"`    // and of those whose key was not, or whose host is distrusted
 	HostsWithSitemaps int   `json:"hosts_with_sitemaps"` // hosts whose sitemaps gave entries
@@ -128,6 +135,36 @@ func (c *Crawler) feedsFrom(h *host, feeds []string) {
 			h.signals.nextRound = time.Time{} // a round now, with it
 		}
 	}
+}
+
+// sniffBytes is how much of a sitemap's start is looked at to tell a feed.
+const sniffBytes = 1024
+
+// looksLikeFeed tells, from the start of a document named as a sitemap,
+// whether it is a feed: a JSON Feed, or XML whose first element is an RSS,
+// RDF or Atom root. A gzipped sitemap is not looked into (feeds served as
+// sitemaps are not gzipped files).
+func looksLikeFeed(br *bufio.Reader) bool {
+	head, _ := br.Peek(sniffBytes)
+	head = bytes.TrimLeft(head, "\ufeff \t\r\n")
+	if len(head) > 0 && head[0] == '{' {
+		return true
+	}
+	// Skip the XML declaration, processing instructions, comments and a
+	// doctype to the first element.
+	for len(head) > 1 && head[0] == '<' && (head[1] == '?' || head[1] == '!') {
+		end := bytes.IndexByte(head, '>')
+		if end < 0 {
+			return false
+		}
+		head = bytes.TrimLeft(head[end+1:], " \t\r\n")
+	}
+	for _, root := range []string{"<rss", "<rdf:RDF", "<feed"} {
+		if bytes.HasPrefix(head, []byte(root)) && len(head) > len(root) && strings.IndexByte(" \t\r\n>", head[len(root)]) >= 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // readFeed reads a feed (RSS, Atom, JSON Feed, by
@@ -393,11 +430,15 @@ func (c *Crawler) readSitemap(ctx context.Context, h *host, sitemapURL string) P
 	c.mu.Unlock()
 	status, retry, err := c.fetcher.FetchDoc(ctx, sitemapURL, func(r io.Reader) error {
 		var err error
-		if isFeed {
-			entries, err = readFeed(r, sitemapURL)
+		br := bufio.NewReaderSize(r, sniffBytes)
+		if isFeed || looksLikeFeed(br) {
+			// sitemaps.org accepts RSS and Atom feeds as sitemaps: a
+			// Sitemap: line may name one.
+			isFeed = true
+			entries, err = readFeed(br, sitemapURL)
 			return err
 		}
-		doc, err = sitemap.ReadDoc(r, sitemap.Limits{}, func(e sitemap.Entry) error {
+		doc, err = sitemap.ReadDoc(br, sitemap.Limits{}, func(e sitemap.Entry) error {
 			entries = append(entries, e)
 			return nil
 		})
@@ -461,22 +502,121 @@ func (c *Crawler) readSitemap(ctx context.Context, h *host, sitemapURL string) P
 	// A ResourceSync change list says what changed, never what did not;
 	// its entries are of its own host only, as a sitemap's.
 	changeList := doc.Capability == "changelist"
+	ms, canMerge := c.store.(mergingStore)
+	var published []webevents.Event
+	var claims []sitemap.Entry // published changes to poll if the store refuses them
 	for i, e := range entries {
-		if u, err := Normalize(nil, e.Loc); err != nil || hostKey(u) != h.key {
+		u, err := Normalize(nil, e.Loc)
+		if err != nil || hostKey(u) != h.key {
 			continue // a host speaks for its own URLs only (sitemaps.org, "Sitemap file location")
 		}
 		if !trusted {
 			c.hint(Hint{URL: e.Loc}, sitemapSays{}) // its URLs still count; its dates do not
 			continue
 		}
+		sample := (i+round)%lastmodSampleEvery == 0
+		if changeList {
+			// Each change once, wherever the list puts it (a list read
+			// many times keeps its order, so positions would sample the
+			// same URLs).
+			sample = sampledChange(u, e.LastMod)
+		}
+		// A proven host's listed change is a web-event it observed: stored
+		// as such, attributed to the host's ResourceSync, and a visit of
+		// the page, so it is not polled (but for the samples).
+		if changeList && proven && !sample && canMerge {
+			if !c.newerThanLastLook(u, e.LastMod) {
+				continue // known already: each read of a list repeats its changes
+			}
+			if ev, ok := publisherEvent(h.key, u, e, end); ok {
+				published, claims = append(published, ev), append(claims, e)
+				continue
+			}
+		}
 		// A proven host's unchanged pages count the read as their visit,
 		// all but one in sampleEvery, which its next poll checks. A feed
 		// only says what changed.
-		sample := (i+round)%lastmodSampleEvery == 0
 		c.hint(Hint{URL: e.Loc, Changed: e.LastMod, Seen: end, Observed: proven && !sample},
 			sitemapSays{on: true, proven: proven, sample: sample, precision: e.Precision, changesOnly: isFeed || changeList})
 	}
+	if len(published) > 0 {
+		res, err := ms.Merge(published, nil)
+		if err != nil {
+			c.cfg.Logger.Warn("a publisher's changes could not be stored: polled instead", "host", h.key, "err", err)
+			for _, e := range claims {
+				c.hint(Hint{URL: e.Loc, Changed: e.LastMod}, sitemapSays{on: true, proven: true, precision: e.Precision, changesOnly: true})
+			}
+		} else {
+			c.publisherEvents.Add(int64(res.Accepted))
+			for _, ev := range published {
+				c.hint(Hint{URL: ev.URL, Seen: end, Changed: time.Unix(ev.LMD, 0), Observed: true}, sitemapSays{})
+			}
+		}
+	}
 	return PollResult{Requested: true, URL: sitemapURL, Status: status, Cost: end.Sub(start), ErrKind: kind}
+}
+
+// sampledChange picks one change in lastmodSampleEvery, by a hash of the
+// URL and its datetime, for a spot-check poll.
+func sampledChange(u string, t time.Time) bool {
+	h := fnv.New64a()
+	h.Write([]byte(u))
+	h.Write([]byte(strconv.FormatInt(t.Unix(), 10)))
+	return h.Sum64()%lastmodSampleEvery == 0
+}
+
+// newerThanLastLook tells whether a change at t is news for the URL: it is
+// not in the frontier yet, or t is after its last look.
+func (c *Crawler) newerThanLastLook(u string, t time.Time) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st := c.f.urls[u]
+	return st == nil || st.Polls == 0 || t.After(c.lastLook(st))
+}
+
+// mergingStore is what a store needs to take a publisher's changes as
+// records attributed to it (webevents stores have it).
+type mergingStore interface {
+	Merge(events []webevents.Event, c *webevents.Cursor) (webevents.MergeResult, error)
+}
+
+// PublisherCIDMoniker ends the cid of the web-events a host's ResourceSync
+// change list gives: "host:port ResourceSync", the publisher as observer.
+const PublisherCIDMoniker = "ResourceSync"
+
+// publisherEvent is the web-event of one change a host's ResourceSync
+// change list gives: its change and datetime, length and SHA-256 when
+// given, polled at the read (the list is the publisher's current word),
+// observed by the host and attributed to its /.well-known/resourcesync.
+func publisherEvent(hostKeyURL, u string, e sitemap.Entry, read time.Time) (webevents.Event, bool) {
+	stat, ok := map[string]webevents.Stat{"created": webevents.Create, "updated": webevents.Update, "deleted": webevents.Delete}[e.Change]
+	if !ok || e.LastMod.IsZero() || e.Precision > time.Second || e.LastMod.After(read) {
+		return webevents.Event{}, false // undated, dated coarsely or ahead: a claim to poll
+	}
+	hu, err := url.Parse(hostKeyURL)
+	if err != nil {
+		return webevents.Event{}, false
+	}
+	hostport := hu.Host
+	if hu.Port() == "" {
+		hostport += map[string]string{"http": ":80", "https": ":443"}[hu.Scheme]
+	}
+	ev := webevents.Event{URL: u, Stat: stat, LMD: e.LastMod.Unix(), LPD: read.Unix(), Size: e.Length,
+		CID: hostport + " " + PublisherCIDMoniker, From: hostKeyURL + resourceSyncURI}
+	for _, f := range strings.Fields(e.Hash) {
+		if hexSum, ok := strings.CutPrefix(f, "sha-256:"); ok && len(hexSum) == 64 {
+			if _, err := hex.DecodeString(hexSum); err == nil {
+				ev.Digest = "sha256:" + strings.ToLower(hexSum)
+			}
+		}
+	}
+	if stat == webevents.Delete {
+		ev.Size, ev.Digest = 0, ""
+	}
+	if ev.Validate() != nil {
+		return webevents.Event{}, false
+	}
+	return ev, true
 }
 
 // signalRequestDone ends a signal request to a busy host (a sitemap, a
@@ -563,6 +703,12 @@ func (c *Crawler) judgeLastmod(h *host, st *URLState, changed bool, lastMod, now
 	if s.refuted >= lastmodDistrustAfter && float64(s.refuted) > lastmodMaxFalse*float64(s.confirmed+s.refuted) {
 		s.distrustUntil = now.Add(lastmodDistrustFor)
 		s.confirmed, s.refuted = 0, 0 // judged afresh when the day is over
+		// What its word put off or recorded is polled again now.
+		for _, q := range slices.Clone(h.queue.items) {
+			if q != st {
+				c.f.setDue(q, now)
+			}
+		}
 		c.cfg.Logger.Info("a host's sitemap lastmods proved false: polled without them for a day", "host", h.key)
 	}
 }
@@ -572,7 +718,7 @@ func (c *Crawler) SignalStats() SignalStats {
 	s := SignalStats{
 		SitemapReads: c.sitemapReads.Load(), FeedReads: c.feedReads.Load(), SitemapErrors: c.sitemapErrors.Load(), SitemapURLs: c.sitemapURLs.Load(),
 		LastmodHints: c.lastmodHints.Load(), LastmodConfirmed: c.lastmodConfirmed.Load(), LastmodRefuted: c.lastmodRefuted.Load(),
-		SitemapVisits: c.sitemapVisits.Load(), IndexNowURLs: c.indexNowURLs.Load(), IndexNowRefused: c.indexNowRefused.Load(),
+		SitemapVisits: c.sitemapVisits.Load(), PublisherEvents: c.publisherEvents.Load(), IndexNowURLs: c.indexNowURLs.Load(), IndexNowRefused: c.indexNowRefused.Load(),
 	}
 	now := time.Now()
 	c.mu.Lock()

@@ -1,11 +1,14 @@
 package crawl
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -84,22 +87,49 @@ func TestSitemapSavesPolls(t *testing.T) {
 	}
 }
 
-// A feed named on a host's home page is read in the host's rounds: its
-// entries' dates make changed pages due, and the polls confirm them.
+// A feed named on a host's home page, or by its robots.txt as a sitemap
+// (sitemaps.org accepts feeds as sitemaps), is read in the host's rounds:
+// its entries' dates make changed pages due, and the polls confirm them.
 func TestFeedHints(t *testing.T) {
-	w := runWeb(t, testweb.Config{Hosts: 1, PagesPerHost: 30, UpdateRate: 0.3, Feed: true, Seed: 5})
-	cfg := testConfig(w)
-	cfg.RevisitMin, cfg.RevisitMax, cfg.SitemapEvery = 20*time.Second, time.Minute, 300*time.Millisecond
-	c := startCrawler(t, cfg, webevents.NewMemStore(), &MemFrontier{})
-	var s SignalStats
-	waitFor(t, 20*time.Second, "feed entries judged", func() bool {
-		s = c.SignalStats()
-		return s.LastmodConfirmed >= 5
-	})
-	t.Logf("%+v", s)
-	if s.FeedReads == 0 || s.LastmodRefuted > s.LastmodConfirmed/5 || s.SitemapVisits != 0 {
-		t.Errorf("feed reads %d, claims %d confirmed, %d refuted, %d visits counted (a feed counts none)",
-			s.FeedReads, s.LastmodConfirmed, s.LastmodRefuted, s.SitemapVisits)
+	for name, web := range map[string]testweb.Config{
+		"linked":     {Feed: true, Seed: 5},
+		"as-sitemap": {FeedAsSitemap: true, Seed: 6},
+	} {
+		t.Run(name, func(t *testing.T) {
+			web.Hosts, web.PagesPerHost, web.UpdateRate = 1, 30, 0.3
+			w := runWeb(t, web)
+			cfg := testConfig(w)
+			cfg.RevisitMin, cfg.RevisitMax, cfg.SitemapEvery = 20*time.Second, time.Minute, 300*time.Millisecond
+			c := startCrawler(t, cfg, webevents.NewMemStore(), &MemFrontier{})
+			var s SignalStats
+			waitFor(t, 20*time.Second, "feed entries judged", func() bool {
+				s = c.SignalStats()
+				return s.LastmodConfirmed >= 5
+			})
+			t.Logf("%+v", s)
+			if s.FeedReads == 0 || s.LastmodRefuted > s.LastmodConfirmed/5 || s.SitemapVisits != 0 {
+				t.Errorf("feed reads %d, claims %d confirmed, %d refuted, %d visits counted (a feed counts none)",
+					s.FeedReads, s.LastmodConfirmed, s.LastmodRefuted, s.SitemapVisits)
+			}
+		})
+	}
+}
+
+func TestLooksLikeFeed(t *testing.T) {
+	for doc, want := range map[string]bool{
+		`<?xml version="1.0"?><rss version="2.0"><channel/></rss>`:                                           true,
+		"\ufeff<?xml version=\"1.0\"?>\n<!-- made by hand -->\n<feed xmlns=\"http://www.w3.org/2005/Atom\">": true,
+		`<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">`:                                  true,
+		` {"version": "https://jsonfeed.org/version/1.1"}`:                                                   true,
+		`<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">`:                  false,
+		`<sitemapindex>`: false,
+		`<feedback/>`:    false,
+		"\x1f\x8b\x08":   false,
+		``:               false,
+	} {
+		if got := looksLikeFeed(bufio.NewReader(strings.NewReader(doc))); got != want {
+			t.Errorf("looksLikeFeed(%q) = %v", doc, got)
+		}
 	}
 }
 
@@ -174,6 +204,78 @@ func TestResourceSyncIn(t *testing.T) {
 	}
 }
 
+// Once a host's change list has proven true, its changes are stored as
+// the publisher's web-events, attributed to its ResourceSync, and visits of
+// their pages: the pages are polled only as samples.
+func TestResourceSyncChangesBecomeEvents(t *testing.T) {
+	const pages = 20
+	start := time.Now().Add(-time.Minute).Truncate(time.Second)
+	version := func() int { return int(time.Since(start) / (1500 * time.Millisecond)) }
+	lmdOf := func(v int) time.Time {
+		return start.Add(time.Duration(v) * 1500 * time.Millisecond).Truncate(time.Second)
+	}
+	var pagePolls atomic.Int64
+	var srv *httptest.Server
+	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		v := version()
+		xml := func(body string) {
+			w.Header().Set("Content-Type", "application/xml")
+			fmt.Fprintf(w, `<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/">%s</urlset>`, body)
+		}
+		switch {
+		case r.URL.Path == "/.well-known/resourcesync":
+			xml(`<rs:md capability="description"/><url><loc>` + srv.URL + `/caps.xml</loc><rs:md capability="capabilitylist"/></url>`)
+		case r.URL.Path == "/caps.xml":
+			xml(`<rs:md capability="capabilitylist"/><url><loc>` + srv.URL + `/changes.xml</loc><rs:md capability="changelist"/></url>`)
+		case r.URL.Path == "/changes.xml":
+			var b strings.Builder
+			for i := range pages {
+				fmt.Fprintf(&b, `<url><loc>%s/p%d</loc><rs:md change="updated" datetime="%s" length="%d"/></url>`, srv.URL, i, lmdOf(v).UTC().Format(time.RFC3339), 40+i)
+			}
+			xml(`<rs:md capability="changelist"/>` + b.String())
+		case r.URL.Path == "/" || strings.HasPrefix(r.URL.Path, "/p"):
+			if r.URL.Path != "/" {
+				pagePolls.Add(1)
+			}
+			w.Header().Set("Last-Modified", lmdOf(v).UTC().Format(http.TimeFormat))
+			w.Header().Set("Content-Type", "text/html")
+			fmt.Fprintf(w, `<html><body>version %d</body></html>`, v)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+	cfg := Config{Seeds: []string{srv.URL + "/"}, CID: testCID, MinDelay: 10 * time.Millisecond, DelaySet: true,
+		RevisitMin: 20 * time.Second, RevisitMax: time.Minute, SitemapEvery: 300 * time.Millisecond, Fetch: FetchConfig{AllowPrivate: true}}
+	st := webevents.NewMemStore()
+	c := startCrawler(t, cfg, st, &MemFrontier{})
+	waitFor(t, 30*time.Second, "the host proven and its changes stored as events", func() bool { return c.SignalStats().PublisherEvents > 0 })
+	pollsBefore, eventsBefore := pagePolls.Load(), c.SignalStats().PublisherEvents
+	waitFor(t, 30*time.Second, "more changes stored as the publisher's events", func() bool { return c.SignalStats().PublisherEvents >= eventsBefore+4*pages })
+	s := c.SignalStats()
+	source := srv.URL + "/.well-known/resourcesync"
+	n := 0
+	if err := st.Current(func(e webevents.Event) error {
+		if e.From == source {
+			n++
+			if !strings.HasSuffix(e.CID, " ResourceSync") || e.Stat != webevents.Update || e.Size < 40 {
+				t.Errorf("a publisher's event %+v", e)
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%+v; %d page polls; %d current states attributed to the publisher", s, pagePolls.Load(), n)
+	if n == 0 || s.LastmodRefuted > 0 {
+		t.Errorf("%d states attributed to %s; %d claims refuted", n, source, s.LastmodRefuted)
+	}
+	// Once proven, only samples (one in 32) are polled.
+	if polls, events := pagePolls.Load()-pollsBefore, s.PublisherEvents-eventsBefore; polls > events/8 {
+		t.Errorf("%d page polls for %d changes stored as events: the change list did not stand in for polls", polls, events)
+	}
+}
+
 // IndexNow: a submission counts only once the host serves its key; then
 // its URLs are due at once, and the poll confirms the change. A wrong key
 // counts for nothing; URLs of two hosts, or of a host not known, are
@@ -226,5 +328,30 @@ func TestIndexNow(t *testing.T) {
 	t.Logf("%+v", s)
 	if s.IndexNowURLs != 1 || s.LastmodConfirmed != 1 {
 		t.Errorf("%+v", s)
+	}
+}
+
+// When a host's lastmods prove false, what its word put off is due at once:
+// every URL of the host is polled again, not a revisit interval later.
+func TestDistrustRepollsTheHost(t *testing.T) {
+	c := &Crawler{f: newFrontier(), cfg: Config{Logger: slog.New(slog.DiscardHandler)}}
+	now := time.Now()
+	var states []*URLState
+	for i := range 10 {
+		st, _ := c.f.add(URLState{URL: fmt.Sprintf("http://liar.example/%d", i), Polls: 1, Due: now.Add(time.Hour)})
+		states = append(states, st)
+	}
+	h := c.f.hosts["http://liar.example"]
+	for i := range lastmodDistrustAfter {
+		states[i].lastmodClaim = claimChanged
+		c.judgeLastmod(h, states[i], false, time.Time{}, now)
+	}
+	if h.signals.distrustUntil.Before(now) {
+		t.Fatalf("%d refutations did not distrust the host", lastmodDistrustAfter)
+	}
+	for i, st := range states {
+		if i != lastmodDistrustAfter-1 && st.Due.After(now) { // the last judged is being polled
+			t.Errorf("%s due in %v after its host was distrusted", st.URL, st.Due.Sub(now))
+		}
 	}
 }

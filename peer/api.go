@@ -163,25 +163,26 @@ func (p *Peer) metricsHandler() http.Handler {
 }
 
 var (
-	descRho      = prometheus.NewDesc("cocrawl_rho", "Current probability that an operation polls the web.", nil, nil)
-	descOps      = prometheus.NewDesc("cocrawl_operations_total", "Network operations by what ran (op) and what the slot drew.", []string{"op", "drawn"}, nil)
-	descEvents   = prometheus.NewDesc("cocrawl_events_total", "Web-events gained, by source (poll, merge) and kind.", []string{"source", "kind"}, nil)
-	descBytes    = prometheus.NewDesc("cocrawl_bytes_total", "Bytes received, by operation.", []string{"op"}, nil)
-	descSeconds  = prometheus.NewDesc("cocrawl_network_seconds_total", "Network time spent, by operation.", []string{"op"}, nil)
-	descErrors   = prometheus.NewDesc("cocrawl_errors_total", "Errors by operation and kind.", []string{"op", "kind"}, nil)
-	descPeers    = prometheus.NewDesc("cocrawl_peers", "Peers in the peer table, by state.", []string{"state"}, nil)
-	descIdle     = prometheus.NewDesc("cocrawl_idle_total", "Slot turns with nothing due to poll or merge.", nil, nil)
-	descFrontier = prometheus.NewDesc("cocrawl_frontier_urls", "URLs the crawler knows.", nil, nil)
-	descDHTBytes = prometheus.NewDesc("cocrawl_dht_bytes_total", "Bytes of the community DHT protocol, by direction.", []string{"direction"}, nil)
-	descDHTPeers = prometheus.NewDesc("cocrawl_dht_routing_table_peers", "Peers in the community DHT routing table.", nil, nil)
-	descTimeRho  = prometheus.NewDesc("cocrawl_rho_seconds_total", "Time spent at each value of rho, rounded to 0.05.", []string{"rho"}, nil)
-	descChecks   = prometheus.NewDesc("cocrawl_spot_checks_total", "Spot-checks of peers' claims by verdict (asked: polls asked for).", []string{"verdict"}, nil)
-	descRolled   = prometheus.NewDesc("cocrawl_rolled_back_total", "URLs re-polled because the peer that gave their state was distrusted.", nil, nil)
-	descStore    = prometheus.NewDesc("cocrawl_store_failures_total", "Failures of this peer's own store during merges (a full disk): not blamed on the peer merged from.", nil, nil)
-	descSitemaps = prometheus.NewDesc("cocrawl_sitemap_reads_total", "Sitemap documents read, by outcome (ok, error).", []string{"outcome"}, nil)
-	descLastmods = prometheus.NewDesc("cocrawl_sitemap_lastmods_total", "Sitemap lastmods that made a page due (hinted), and the polls' verdicts on them.", []string{"verdict"}, nil)
-	descPubHosts = prometheus.NewDesc("cocrawl_sitemap_hosts", "Hosts whose sitemaps gave entries, and those whose lastmods are distrusted now.", []string{"state"}, nil)
-	descIndexNow = prometheus.NewDesc("cocrawl_indexnow_urls_total", "URLs of IndexNow submissions, by outcome (accepted: key verified; refused: key wrong or host distrusted).", []string{"outcome"}, nil)
+	descRho       = prometheus.NewDesc("cocrawl_rho", "Current probability that an operation polls the web.", nil, nil)
+	descOps       = prometheus.NewDesc("cocrawl_operations_total", "Network operations by what ran (op) and what the slot drew.", []string{"op", "drawn"}, nil)
+	descEvents    = prometheus.NewDesc("cocrawl_events_total", "Web-events gained, by source (poll, merge) and kind.", []string{"source", "kind"}, nil)
+	descBytes     = prometheus.NewDesc("cocrawl_bytes_total", "Bytes received, by operation.", []string{"op"}, nil)
+	descSeconds   = prometheus.NewDesc("cocrawl_network_seconds_total", "Network time spent, by operation.", []string{"op"}, nil)
+	descErrors    = prometheus.NewDesc("cocrawl_errors_total", "Errors by operation and kind.", []string{"op", "kind"}, nil)
+	descPeers     = prometheus.NewDesc("cocrawl_peers", "Peers in the peer table, by state.", []string{"state"}, nil)
+	descIdle      = prometheus.NewDesc("cocrawl_idle_total", "Slot turns with nothing due to poll or merge.", nil, nil)
+	descFrontier  = prometheus.NewDesc("cocrawl_frontier_urls", "URLs the crawler knows.", nil, nil)
+	descDHTBytes  = prometheus.NewDesc("cocrawl_dht_bytes_total", "Bytes of the community DHT protocol, by direction.", []string{"direction"}, nil)
+	descDHTPeers  = prometheus.NewDesc("cocrawl_dht_routing_table_peers", "Peers in the community DHT routing table.", nil, nil)
+	descTimeRho   = prometheus.NewDesc("cocrawl_rho_seconds_total", "Time spent at each value of rho, rounded to 0.05.", []string{"rho"}, nil)
+	descChecks    = prometheus.NewDesc("cocrawl_spot_checks_total", "Spot-checks of peers' claims by verdict (asked: polls asked for).", []string{"verdict"}, nil)
+	descRolled    = prometheus.NewDesc("cocrawl_rolled_back_total", "URLs re-polled because the peer that gave their state was distrusted.", nil, nil)
+	descStore     = prometheus.NewDesc("cocrawl_store_failures_total", "Failures of this peer's own store during merges (a full disk): not blamed on the peer merged from.", nil, nil)
+	descSitemaps  = prometheus.NewDesc("cocrawl_sitemap_reads_total", "Sitemap documents read, by outcome (ok, error).", []string{"outcome"}, nil)
+	descLastmods  = prometheus.NewDesc("cocrawl_sitemap_lastmods_total", "Sitemap lastmods that made a page due (hinted), and the polls' verdicts on them.", []string{"verdict"}, nil)
+	descPubHosts  = prometheus.NewDesc("cocrawl_sitemap_hosts", "Hosts whose sitemaps gave entries, and those whose lastmods are distrusted now.", []string{"state"}, nil)
+	descPubEvents = prometheus.NewDesc("cocrawl_publisher_events_total", "Changes of proven hosts' ResourceSync change lists stored as the publisher's web-events (not polled).", nil, nil)
+	descIndexNow  = prometheus.NewDesc("cocrawl_indexnow_urls_total", "URLs of IndexNow submissions, by outcome (accepted: key verified; refused: key wrong or host distrusted).", []string{"outcome"}, nil)
 )
 
 // peerCollector turns the status into metrics at scrape time, so counters
@@ -189,7 +190,7 @@ var (
 type peerCollector struct{ p *Peer }
 
 func (c peerCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descRho, descOps, descEvents, descBytes, descSeconds, descErrors, descPeers, descIdle, descFrontier, descTimeRho, descDHTBytes, descDHTPeers, descChecks, descRolled, descStore, descSitemaps, descLastmods, descPubHosts, descIndexNow} {
+	for _, d := range []*prometheus.Desc{descRho, descOps, descEvents, descBytes, descSeconds, descErrors, descPeers, descIdle, descFrontier, descTimeRho, descDHTBytes, descDHTPeers, descChecks, descRolled, descStore, descSitemaps, descLastmods, descPubHosts, descPubEvents, descIndexNow} {
 		ch <- d
 	}
 }
@@ -231,6 +232,7 @@ func (c peerCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	ch <- prometheus.MustNewConstMetric(descPubHosts, prometheus.GaugeValue, float64(sg.HostsWithSitemaps), "with_sitemaps")
 	ch <- prometheus.MustNewConstMetric(descPubHosts, prometheus.GaugeValue, float64(sg.HostsDistrusted), "distrusted")
+	ch <- prometheus.MustNewConstMetric(descPubEvents, prometheus.CounterValue, float64(sg.PublisherEvents))
 	ch <- prometheus.MustNewConstMetric(descIndexNow, prometheus.CounterValue, float64(sg.IndexNowURLs), "accepted")
 	ch <- prometheus.MustNewConstMetric(descIndexNow, prometheus.CounterValue, float64(sg.IndexNowRefused), "refused")
 	ch <- prometheus.MustNewConstMetric(descIdle, prometheus.CounterValue, float64(st.Idle))

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -33,6 +34,10 @@ type Entry struct {
 	// capability list or index), or the change it lists (created,
 	// updated, deleted; its datetime is LastMod when <lastmod> is absent).
 	Capability, Change string
+	// Length and Hash are the rs:md length (bytes; 0 when absent) and
+	// hash ("sha-256:hex md5:..." as given) of a listed resource.
+	Length int64
+	Hash   string
 }
 
 // Capability is the ResourceSync capability a document declares in its
@@ -155,6 +160,10 @@ func read(r io.Reader, lim Limits, capability *string, fn func(Entry) error) (Ki
 				*capability = attr(t, "capability")
 			case depth == 3 && cur != nil && name == "md" && t.Name.Space == rsSpace:
 				cur.Capability, cur.Change = attr(t, "capability"), attr(t, "change")
+				if n, err := strconv.ParseInt(attr(t, "length"), 10, 64); err == nil && n > 0 {
+					cur.Length = n
+				}
+				cur.Hash = attrUpTo(t, "hash", 512)
 				if dt := attr(t, "datetime"); dt != "" && cur.LastMod.IsZero() {
 					cur.LastMod, cur.Precision, _ = parseW3C(dt)
 				}
@@ -199,9 +208,12 @@ func read(r io.Reader, lim Limits, capability *string, fn func(Entry) error) (Ki
 }
 
 // attr is an attribute's value, bounded.
-func attr(t xml.StartElement, name string) string {
+func attr(t xml.StartElement, name string) string { return attrUpTo(t, name, 64) }
+
+// attrUpTo is the value of an attribute of at most max bytes, else "".
+func attrUpTo(t xml.StartElement, name string, max int) string {
 	for _, a := range t.Attr {
-		if a.Name.Local == name && len(a.Value) <= 64 {
+		if a.Name.Local == name && len(a.Value) <= max {
 			return a.Value
 		}
 	}

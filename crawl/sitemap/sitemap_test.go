@@ -178,7 +178,7 @@ func TestReadResourceSync(t *testing.T) {
 	cl := `<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/">
   <rs:ln rel="up" href="https://example.org/capabilitylist.xml"/>
   <rs:md capability="changelist" from="2026-11-22T00:00:00Z"/>
-  <url><loc>https://example.org/a</loc><rs:md change="created" datetime="2026-11-22T10:00:00Z" length="12"/></url>
+  <url><loc>https://example.org/a</loc><rs:md change="created" datetime="2026-11-22T10:00:00Z" length="12" hash="sha-256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"/></url>
   <url><loc>https://example.org/b</loc><rs:md change="deleted" datetime="2026-11-22T11:00:00Z"/></url>
 </urlset>`
 	var got []Entry
@@ -186,7 +186,8 @@ func TestReadResourceSync(t *testing.T) {
 	if err != nil || doc.Kind != URLSet || doc.Capability != "changelist" || len(got) != 2 {
 		t.Fatalf("doc %+v, %+v, %v", doc, got, err)
 	}
-	if got[0].Change != "created" || !got[0].LastMod.Equal(time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)) || got[1].Change != "deleted" {
+	if got[0].Change != "created" || !got[0].LastMod.Equal(time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)) || got[1].Change != "deleted" ||
+		got[0].Length != 12 || got[0].Hash != "sha-256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08" || got[1].Length != 0 {
 		t.Errorf("entries %+v", got)
 	}
 	caps := `<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/">

@@ -51,7 +51,11 @@ type Config struct {
 	// most recently changed pages (their modification as <updated>),
 	// named by a <link rel="alternate"> on its home page.
 	Feed bool
-	Seed uint64
+	// FeedAsSitemap serves the same feed, named by a robots.txt Sitemap:
+	// line (sitemaps.org accepts RSS and Atom feeds as sitemaps) and not by
+	// the home page.
+	FeedAsSitemap bool
+	Seed          uint64
 	// PortBase, when set, puts host i on 127.0.0.1:PortBase+i, so
 	// documented commands can name the seeds; 0 picks free ports.
 	PortBase int
@@ -166,6 +170,12 @@ func Start(cfg Config) (*Web, error) {
 			if cfg.Sitemap != NoSitemap {
 				h.robots += "Sitemap: " + h.URL + "/sitemap.xml\n"
 			}
+		}
+		if cfg.FeedAsSitemap {
+			if h.robots == "" {
+				h.robots = "User-agent: *\nDisallow:\n"
+			}
+			h.robots += "Sitemap: " + h.URL + "/feed.xml\n"
 		}
 		h.robotsD = cfg.RobotsDownHost && i == cfg.Hosts-1
 		h.homeVersion, h.homeLMD = 1, now
@@ -540,7 +550,7 @@ func (h *Host) serve(w http.ResponseWriter, r *http.Request) {
 	case path == "/sitemap.xml" && h.web.cfg.Sitemap != NoSitemap:
 		h.serveSitemap(w)
 		return
-	case path == "/feed.xml" && h.web.cfg.Feed:
+	case path == "/feed.xml" && (h.web.cfg.Feed || h.web.cfg.FeedAsSitemap):
 		h.serveFeed(w)
 		return
 	}
