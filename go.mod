@@ -10,6 +10,7 @@ require (
 	github.com/jimsmart/grobotstxt v1.0.3
 	github.com/libp2p/go-libp2p v0.51.0
 	github.com/libp2p/go-libp2p-kad-dht v0.42.1
+	github.com/marcopolo/simnet v0.0.7
 	github.com/mmcdole/gofeed v1.4.2
 	github.com/multiformats/go-multiaddr v0.16.1
 	github.com/prometheus/client_golang v1.25.0

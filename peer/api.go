@@ -2,14 +2,16 @@ package peer
 
 import (
 	"encoding/json"
-	"github.com/cocrawl/cocrawl/crawl"
 	"net/http"
 	"sort"
 	"time"
 
+	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/cocrawl/cocrawl/crawl"
 )
 
 // Status is what /api/status returns.
@@ -47,6 +49,9 @@ type Status struct {
 	Community string           `json:"community,omitempty"`
 	DHTPeers  int              `json:"dht_peers"`
 	DHTBytes  map[string]int64 `json:"dht_bytes,omitempty"` // in, out
+	// NAT: reachability, the DHT's mode, relays, connections by kind and
+	// hole punches (nat.go).
+	NAT *NATStatus `json:"nat,omitempty"`
 
 	FrontierURLs int `json:"frontier_urls"`
 	Delegated    int `json:"delegated_prefixes"`
@@ -100,6 +105,8 @@ func (p *Peer) Status(history bool) Status {
 		st.DHTPeers = p.p2p.routingTableSize()
 		in, out := p.p2p.dhtBytes()
 		st.DHTBytes = map[string]int64{"in": in, "out": out}
+		nat := p.p2p.natStatus()
+		st.NAT = &nat
 	}
 	st.FrontierURLs = p.crawler.Stats().Known
 	st.Delegated = len(p.peers.delegated(now))
@@ -132,7 +139,24 @@ func perOp(events, ops int64) float64 {
 }
 
 // Peers returns the peer table sorted by URL.
-func (p *Peer) Peers() []Record { return p.peers.snapshot() }
+func (p *Peer) Peers() []Record {
+	rows := p.peers.snapshot()
+	if p.p2p == nil {
+		return rows
+	}
+	for i := range rows {
+		id, ok := p2pIDOf(rows[i].URL)
+		if !ok {
+			if d, err := peer.Decode(rows[i].PeerID); err == nil {
+				id, ok = d, true
+			}
+		}
+		if ok {
+			rows[i].Connection = p.p2p.connectionOf(id)
+		}
+	}
+	return rows
+}
 
 func (p *Peer) serveStatus(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, p.Status(r.URL.Query().Get("history") != "0"))
@@ -181,6 +205,11 @@ var (
 	descSitemaps  = prometheus.NewDesc("cocrawl_sitemap_reads_total", "Sitemap documents read, by outcome (ok, error).", []string{"outcome"}, nil)
 	descLastmods  = prometheus.NewDesc("cocrawl_sitemap_lastmods_total", "Sitemap lastmods that made a page due (hinted), and the polls' verdicts on them.", []string{"verdict"}, nil)
 	descPubHosts  = prometheus.NewDesc("cocrawl_sitemap_hosts", "Hosts whose sitemaps gave entries, and those whose lastmods are distrusted now.", []string{"state"}, nil)
+	descReach     = prometheus.NewDesc("cocrawl_p2p_reachability", "1 for the peer's reachability now (public, private, unknown).", []string{"state"}, nil)
+	descConns     = prometheus.NewDesc("cocrawl_p2p_connections", "Open libp2p connections, by kind (direct, relayed).", []string{"kind"}, nil)
+	descPunches   = prometheus.NewDesc("cocrawl_p2p_hole_punches_total", "DCUtR hole punches, by outcome (attempt, success, failure).", []string{"outcome"}, nil)
+	descRelays    = prometheus.NewDesc("cocrawl_p2p_relays", "Relays this peer holds a slot on.", nil, nil)
+	descDHTServer = prometheus.NewDesc("cocrawl_dht_server", "1 while the DHT runs in server mode, 0 in client mode.", nil, nil)
 	descPubEvents = prometheus.NewDesc("cocrawl_publisher_events_total", "Changes of proven hosts' ResourceSync change lists stored as the publisher's web-events (not polled).", nil, nil)
 	descIndexNow  = prometheus.NewDesc("cocrawl_indexnow_urls_total", "URLs of IndexNow submissions, by outcome (accepted: key verified; refused: key wrong or host distrusted).", []string{"outcome"}, nil)
 )
@@ -190,7 +219,7 @@ var (
 type peerCollector struct{ p *Peer }
 
 func (c peerCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descRho, descOps, descEvents, descBytes, descSeconds, descErrors, descPeers, descIdle, descFrontier, descTimeRho, descDHTBytes, descDHTPeers, descChecks, descRolled, descStore, descSitemaps, descLastmods, descPubHosts, descPubEvents, descIndexNow} {
+	for _, d := range []*prometheus.Desc{descRho, descOps, descEvents, descBytes, descSeconds, descErrors, descPeers, descIdle, descFrontier, descTimeRho, descDHTBytes, descDHTPeers, descChecks, descRolled, descStore, descSitemaps, descLastmods, descPubHosts, descPubEvents, descIndexNow, descReach, descConns, descPunches, descRelays, descDHTServer} {
 		ch <- d
 	}
 }
@@ -235,6 +264,20 @@ func (c peerCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(descPubEvents, prometheus.CounterValue, float64(sg.PublisherEvents))
 	ch <- prometheus.MustNewConstMetric(descIndexNow, prometheus.CounterValue, float64(sg.IndexNowURLs), "accepted")
 	ch <- prometheus.MustNewConstMetric(descIndexNow, prometheus.CounterValue, float64(sg.IndexNowRefused), "refused")
+	if n := st.NAT; n != nil {
+		for _, r := range []string{"public", "private", "unknown"} {
+			ch <- prometheus.MustNewConstMetric(descReach, prometheus.GaugeValue, map[bool]float64{true: 1}[n.Reachability == r], r)
+		}
+		ch <- prometheus.MustNewConstMetric(descConns, prometheus.GaugeValue, float64(n.Direct), "direct")
+		ch <- prometheus.MustNewConstMetric(descConns, prometheus.GaugeValue, float64(n.Relayed), "relayed")
+		ch <- prometheus.MustNewConstMetric(descPunches, prometheus.CounterValue, float64(n.HolePunches.Attempts), "attempt")
+		ch <- prometheus.MustNewConstMetric(descPunches, prometheus.CounterValue, float64(n.HolePunches.Successes), "success")
+		ch <- prometheus.MustNewConstMetric(descPunches, prometheus.CounterValue, float64(n.HolePunches.Failures), "failure")
+		ch <- prometheus.MustNewConstMetric(descRelays, prometheus.GaugeValue, float64(len(n.Relays)))
+		if n.DHTMode != "" {
+			ch <- prometheus.MustNewConstMetric(descDHTServer, prometheus.GaugeValue, map[bool]float64{true: 1}[n.DHTMode == "server"])
+		}
+	}
 	ch <- prometheus.MustNewConstMetric(descIdle, prometheus.CounterValue, float64(st.Idle))
 	ch <- prometheus.MustNewConstMetric(descFrontier, prometheus.GaugeValue, float64(st.FrontierURLs))
 	if st.DHTBytes != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"time"
 
 	"github.com/libp2p/go-libp2p/core/peer"
@@ -30,7 +31,7 @@ func (p *Peer) tryMerge(ctx context.Context, drawn string) (bool, time.Duration)
 		return false, wait
 	}
 	start := time.Now()
-	rep, err := p.mergeFrom(ctx, rec.URL)
+	rep, piece, err := p.mergeFrom(ctx, rec.URL)
 	end := time.Now()
 	if err != nil && ctx.Err() != nil {
 		// Shutting down: not the peer's fault; it is due again at restart.
@@ -47,6 +48,11 @@ func (p *Peer) tryMerge(ctx context.Context, drawn string) (bool, time.Duration)
 	}
 	o := p.outcomeOf(rec.URL, rep, err, end.Sub(start))
 	p.recordMerge(rec.URL, o, end)
+	if piece {
+		// A piece through a relay: the rest is asked for as soon as a new
+		// relayed connection may be opened.
+		p.peers.dueBy(rec.URL, end.Add(RelayPieceGap))
+	}
 	p.askChecks(rep.Peer)
 	p.stats.merge(drawn, rep, err, o.took)
 	p.observeMerge(rec.URL, rep, o)
@@ -73,31 +79,53 @@ func (p *Peer) mergeSlot() bool {
 // mergeFrom runs one merge from the peer of a peer-table row: over libp2p
 // when the row names a peer ID, checking that its robots.shr names the
 // same peer, else over HTTP. The report is never nil.
-func (p *Peer) mergeFrom(ctx context.Context, rowURL string) (*protocol.MergeReport, error) {
+func (p *Peer) mergeFrom(ctx context.Context, rowURL string) (rep *protocol.MergeReport, piece bool, err error) {
 	id, overP2P := p2pIDOf(rowURL)
 	if !overP2P {
 		m := p.merger
 		m.CheckControl = p.peers.learnControl(rowURL, nil)
 		rep, err := m.Merge(ctx, rowURL)
-		return reportOf(rep, rowURL), err
+		return reportOf(rep, rowURL), false, err
 	}
 	// Over libp2p the host names no server (spec 7.5): any will do.
 	mergeURL := "http://" + id.String() + "/robots.shr"
 	if p.p2p == nil {
-		return &protocol.MergeReport{Peer: mergeURL}, errors.New("peer: a libp2p peer, but libp2p is off")
+		return &protocol.MergeReport{Peer: mergeURL}, false, errors.New("peer: a libp2p peer, but libp2p is off")
 	}
-	var rep *protocol.MergeReport
-	client, err := p.p2p.client(id)
+	// Day files go over a direct connection, which a hole punch makes for
+	// peers behind NAT; without one, through a relay in pieces: each
+	// relayed connection carries what the relay allows, and the cursor
+	// keeps what arrived, so the next merge asks for the rest (spec 7.6).
+	direct := p.p2p.ensureDirect(ctx, id, nil)
+	if !direct {
+		defer p.p2p.throughRelay(id)()
+	}
+	client, cerr := p.p2p.client(id)
+	err = cerr
 	if err == nil {
 		m := p.merger // the same settings, another transport and check
 		m.Client = client
 		m.CheckControl = p.peers.learnControl(mergeURL, sameIdentity(id))
 		rep, err = m.Merge(ctx, mergeURL)
 	}
+	if !direct && rep != nil {
+		p.p2p.countRelayed(rep.WireBytes)
+		broken := err != nil || slices.ContainsFunc(rep.Days, func(d protocol.DayReport) bool { return d.Err != nil })
+		if broken && rep.Records > 0 && ctx.Err() == nil {
+			// The relay ended the connection after its quota: what came is
+			// merged and the cursor holds the place. Not the peer's fault.
+			p.log.Debug("merged in part through a relay", "peer", mergeURL, "records", rep.Records, "err", err)
+			err, piece = nil, true
+		}
+	}
 	if err != nil && ctx.Err() == nil {
 		p.p2p.forget(id) // dial afresh next time, with the addresses known then
+		// A relayed connection carries no merge; the hole punch that would
+		// make a direct one starts when the other side sees a new relayed
+		// connection, so the next attempt comes through a fresh one.
+		p.p2p.dropRelayed(id)
 	}
-	return reportOf(rep, mergeURL), err
+	return reportOf(rep, mergeURL), piece, err
 }
 
 func reportOf(rep *protocol.MergeReport, peerURL string) *protocol.MergeReport {

@@ -75,6 +75,21 @@ type P2PConfig struct {
 	// RefreshEvery is the DHT routing table refresh period; default 5 min
 	// (kad-dht's is 10 min; the community lookups find newcomers sooner).
 	RefreshEvery time.Duration
+
+	// Reachability is ReachabilityAuto (the default), ReachabilityPublic
+	// or ReachabilityPrivate (nat.go); the DHT's mode follows it.
+	Reachability string
+	// RelayService offers this peer as a circuit relay v2 to others, within
+	// RelayLimits, once it is publicly reachable.
+	RelayService bool
+	RelayLimits  RelayLimits
+	// Relays are static relays (multiaddrs ending in /p2p/<id>) a private
+	// peer holds slots on; without them AutoRelay takes relays from the
+	// community's connected peers.
+	Relays         []string
+	NoHolePunching bool // no DCUtR
+
+	extra []libp2p.Option // tests: a simulated network
 }
 
 // defaultListenAddrs are TCP and QUIC on ip, ports chosen by the system.
@@ -122,6 +137,9 @@ func (c *P2PConfig) defaults() error {
 	if c.RefreshEvery <= 0 {
 		c.RefreshEvery = 5 * time.Minute
 	}
+	if c.Reachability == "" {
+		c.Reachability = ReachabilityAuto
+	}
 	return nil
 }
 
@@ -141,9 +159,15 @@ type p2pNode struct {
 	log   *slog.Logger
 	found func(peer.AddrInfo, string) // hands a community peer to the peer table
 	bw    *metrics.BandwidthCounter
+	nat   *natTracker
+	stop  context.CancelFunc // of the NAT event watch
 
 	mu      sync.Mutex
 	clients map[peer.ID]*http.Client
+	relayed map[peer.ID]int       // peers being merged through a relay now
+	noPunch map[peer.ID]time.Time // peers whose hole punch failed: no wait for one until then
+
+	relayedMerges, relayedBytes atomic.Int64
 
 	serveDone chan struct{}
 	closing   atomic.Bool
@@ -247,6 +271,18 @@ func newP2PNode(cfg P2PConfig, share http.Handler, lg *slog.Logger) (*p2pNode, e
 	if !cfg.AllowPrivate {
 		opts = append(opts, libp2p.ConnectionGater(publicGater{}))
 	}
+	tr := newNATTracker()
+	var built atomic.Pointer[host.Host] // for AutoRelay's peer source, which runs once the host does
+	natOpts, err := natOptions(&cfg, tr, relaysFrom(func() host.Host {
+		if h := built.Load(); h != nil {
+			return *h
+		}
+		return nil
+	}))
+	if err != nil {
+		return nil, err
+	}
+	opts = append(append(opts, natOpts...), cfg.extra...)
 	// The host keeps all its addresses (the HTTP-over-libp2p server needs
 	// one to serve streams); what the DHT announces and keeps is filtered
 	// below.
@@ -254,8 +290,16 @@ func newP2PNode(cfg P2PConfig, share http.Handler, lg *slog.Logger) (*p2pNode, e
 	if err != nil {
 		return nil, fmt.Errorf("peer: libp2p host: %w", err)
 	}
-	n := &p2pNode{cfg: cfg, host: h, log: lg, bw: bw, clients: map[peer.ID]*http.Client{}, serveDone: make(chan struct{})}
-	n.http = &libp2phttp.Host{StreamHost: headerDeadlineHost{h}}
+	built.Store(&h)
+	watchCtx, stop := context.WithCancel(context.Background())
+	if err := tr.watch(watchCtx, h); err != nil {
+		stop()
+		h.Close()
+		return nil, fmt.Errorf("peer: libp2p events: %w", err)
+	}
+	n := &p2pNode{cfg: cfg, host: h, log: lg, bw: bw, nat: tr, stop: stop, clients: map[peer.ID]*http.Client{},
+		relayed: map[peer.ID]int{}, noPunch: map[peer.ID]time.Time{}, serveDone: make(chan struct{})}
+	n.http = &libp2phttp.Host{StreamHost: headerDeadlineHost{Host: h, limited: n.relayAllowed}}
 	n.http.SetHTTPHandlerAtPath(ShareProtocol, "/", withDeadlines(share))
 	go func() {
 		defer close(n.serveDone)
@@ -266,7 +310,7 @@ func newP2PNode(cfg P2PConfig, share http.Handler, lg *slog.Logger) (*p2pNode, e
 	if !cfg.NoDHT {
 		dopts := []dht.Option{
 			dht.ProtocolPrefix(protocol.ID("/cocrawl/" + cfg.Community)),
-			dht.Mode(dht.ModeServer), dht.DisableValues(),
+			dht.Mode(dhtMode(cfg.Reachability)), dht.DisableValues(),
 			dht.BootstrapPeers(boot...), dht.RoutingTableRefreshPeriod(cfg.RefreshEvery),
 		}
 		if !cfg.AllowPrivate {
@@ -277,6 +321,7 @@ func newP2PNode(cfg P2PConfig, share http.Handler, lg *slog.Logger) (*p2pNode, e
 		if err != nil {
 			n.closing.Store(true)
 			n.http.Close()
+			stop()
 			h.Close()
 			return nil, fmt.Errorf("peer: community DHT: %w", err)
 		}
@@ -430,9 +475,14 @@ func (n *p2pNode) forget(id peer.ID) {
 	n.mu.Unlock()
 }
 
+// dhtProtocol is the community DHT's protocol ID.
+func (n *p2pNode) dhtProtocol() protocol.ID {
+	return protocol.ID("/cocrawl/" + n.cfg.Community + "/kad/1.0.0")
+}
+
 // dhtBytes returns the bytes this peer's DHT protocol sent and received.
 func (n *p2pNode) dhtBytes() (in, out int64) {
-	st := n.bw.GetBandwidthForProtocol(protocol.ID("/cocrawl/" + n.cfg.Community + "/kad/1.0.0"))
+	st := n.bw.GetBandwidthForProtocol(n.dhtProtocol())
 	return st.TotalIn, st.TotalOut
 }
 
@@ -446,6 +496,7 @@ func (n *p2pNode) routingTableSize() int {
 
 func (n *p2pNode) close() error {
 	n.closing.Store(true)
+	n.stop()
 	if n.mdns != nil {
 		n.mdns.Close()
 	}
@@ -520,8 +571,21 @@ var p2pHeaderTimeout = 10 * time.Second
 // headerDeadlineHost gives every incoming stream a read deadline before
 // the HTTP server reads the request from it, as ReadHeaderTimeout does on
 // TCP: a stream that trickles or sends nothing is cut off. withDeadlines
-// sets the request's own limits once its headers are in.
-type headerDeadlineHost struct{ host.Host }
+// sets the request's own limits once its headers are in. Outgoing streams
+// to a peer being merged through a relay may use a relayed (limited)
+// connection: libp2phttp opens them with a context of its own, so the
+// permission is given here.
+type headerDeadlineHost struct {
+	host.Host
+	limited func(peer.ID) bool
+}
+
+func (d headerDeadlineHost) NewStream(ctx context.Context, p peer.ID, pids ...protocol.ID) (network.Stream, error) {
+	if d.limited != nil && d.limited(p) {
+		ctx = network.WithAllowLimitedConn(ctx, "merge through a relay")
+	}
+	return d.Host.NewStream(ctx, p, pids...)
+}
 
 func (d headerDeadlineHost) SetStreamHandler(pid protocol.ID, h network.StreamHandler) {
 	d.Host.SetStreamHandler(pid, func(s network.Stream) {

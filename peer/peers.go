@@ -426,6 +426,15 @@ func hostPrefix(p string) string {
 	return p[:len(p)-len(rest)+strings.IndexByte(rest, '/')+1]
 }
 
+// dueBy brings a peer's next merge forward to at, if it is later.
+func (s *peerSet) dueBy(shrURL string, at time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if r := s.rows[shrURL]; r != nil && at.Before(r.NextDue) {
+		r.NextDue = at
+	}
+}
+
 // release gives back a peer taken by next without merging from it.
 func (s *peerSet) release(shrURL string) {
 	s.mu.Lock()

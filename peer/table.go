@@ -29,6 +29,10 @@ type Record struct {
 	// robots.shr claims.
 	PeerID   string   `json:"peer_id,omitempty"`
 	P2PAddrs []string `json:"p2p_addrs,omitempty"`
+	// Connection is how the libp2p host is connected to it when the table
+	// is shown: "direct", "direct (hole punched)", "relayed via <relay
+	// peer ID>", or empty (not connected, or not a libp2p peer).
+	Connection string `json:"connection,omitempty"`
 
 	Merges        int64     `json:"merges"`    // successful merges
 	Gained        int64     `json:"gained"`    // events accepted from it

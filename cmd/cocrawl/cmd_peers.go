@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -47,8 +48,23 @@ func cmdPeers(ctx context.Context, args []string, out io.Writer) error {
 		fmt.Fprintf(out, "; peer ID %s, community %s, %d in its DHT table", status.PeerID, status.Community, status.DHTPeers)
 	}
 	fmt.Fprintln(out)
+	if n := status.NAT; n != nil {
+		reach := n.Reachability
+		if n.Forced {
+			reach += " (set by --reachability)"
+		}
+		relay := "no relay"
+		switch {
+		case len(n.Relays) > 0:
+			relay = "relayed through " + strings.Join(n.Relays, ", ")
+		case n.RelayService:
+			relay = "serving as a relay"
+		}
+		fmt.Fprintf(out, "reachability %s, DHT %s, %s; connections %d direct, %d relayed; hole punches %d of %d succeeded\n",
+			reach, cmp.Or(n.DHTMode, "off"), relay, n.Direct, n.Relayed, n.HolePunches.Successes, n.HolePunches.Attempts)
+	}
 	tw := tabwriter.NewWriter(out, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "PEER\tFOUND\tHEALTH\tMERGES\tGAINED\tCHECKS OK/FALSE\tLAST MERGE\tNEXT\tADDRESSES")
+	fmt.Fprintln(tw, "PEER\tFOUND\tHEALTH\tMERGES\tGAINED\tCHECKS OK/FALSE\tLAST MERGE\tNEXT\tCONNECTION\tADDRESSES")
 	now := time.Now()
 	for _, r := range table.Peers {
 		health := "new"
@@ -70,8 +86,8 @@ func cmdPeers(ctx context.Context, args []string, out io.Writer) error {
 		if name == "" {
 			name = r.URL
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d/%d\t%s\t%s\t%s\n", name, r.Source, health, r.Merges, r.Gained,
-			r.Confirmed, r.Refuted, ago(now, r.LastSuccess), ago(now, r.NextDue), addrs)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d/%d\t%s\t%s\t%s\t%s\n", name, r.Source, health, r.Merges, r.Gained,
+			r.Confirmed, r.Refuted, ago(now, r.LastSuccess), ago(now, r.NextDue), cmp.Or(r.Connection, "-"), addrs)
 	}
 	return tw.Flush()
 }

@@ -35,6 +35,9 @@ type runOptions struct {
 	community               string
 	p2pListen, bootstrap    multiFlag
 	noDHT, noP2P, mdns      bool
+	reachability            string
+	relayService, noPunch   bool
+	relays                  multiFlag
 	mergeInScope            bool
 	keepDays                int
 	admin                   string
@@ -71,6 +74,10 @@ func newRunFlags() (*flag.FlagSet, *runOptions) {
 	fs.BoolVar(&o.noDHT, "no-dht", false, "do not join the community DHT (libp2p still serves and merges)")
 	fs.BoolVar(&o.noP2P, "no-p2p", false, "no libp2p at all: HTTP only, peers only from --peer")
 	fs.BoolVar(&o.mdns, "mdns", false, "also find community peers on the local network by mDNS")
+	fs.StringVar(&o.reachability, "reachability", peer.ReachabilityAuto, "auto (AutoNAT finds out), public or private (behind NAT): the DHT serves only while public")
+	fs.BoolVar(&o.relayService, "relay-service", false, "offer this peer as a circuit relay to NATed peers, within limits (a public peer)")
+	fs.Var(&o.relays, "relay", "multiaddr ending in /p2p/<peer-id> of a relay to be reached through while behind NAT (repeatable); default: relays of the community")
+	fs.BoolVar(&o.noPunch, "no-hole-punching", false, "do not punch holes through NAT for direct connections (DCUtR)")
 	fs.BoolVar(&o.mergeInScope, "merge-in-scope", false, "merge only records of URLs within this peer's scope (its seeds' hosts or domains)")
 	fs.Int64Var(&o.dayQuota, "day-quota", 1_000_000, "most records one peer's file of one day may bring")
 	fs.IntVar(&o.keepDays, "keep-days", 30, "days of event logs kept, today included, and how long a deleted URL is remembered (at least 8)")
@@ -96,6 +103,11 @@ func (o *runOptions) check(fs *flag.FlagSet) error {
 	}
 	if o.mergeMin <= 0 || o.mergeMax < o.mergeMin {
 		return usagef("--merge-min must be positive and at most --merge-max")
+	}
+	switch o.reachability {
+	case peer.ReachabilityAuto, peer.ReachabilityPublic, peer.ReachabilityPrivate:
+	default:
+		return usagef("--reachability %q is not auto, public or private", o.reachability)
 	}
 	if err := checkSeeds(o.seeds); err != nil {
 		return err
@@ -203,6 +215,7 @@ func (o *runOptions) peerConfig(addr string, ip net.IP, lg *slog.Logger) peer.Co
 			KeyFile: filepath.Join(o.data, "identity.key"), Community: o.community,
 			ListenAddrs: o.p2pListen, ListenIP: ip,
 			Bootstrap: o.bootstrap, NoDHT: o.noDHT, MDNS: o.mdns, AllowPrivate: o.allowPrivate,
+			Reachability: o.reachability, RelayService: o.relayService, Relays: o.relays, NoHolePunching: o.noPunch,
 		}
 	}
 	b := o.behaviour
