@@ -1,7 +1,7 @@
 GO ?= go
 BIN := bin/cocrawl
 
-.PHONY: help build test e2e bench fuzz soak demo lint sim
+.PHONY: help build test e2e e2e-nat bench fuzz soak demo lint sim
 
 help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -17,13 +17,16 @@ test: ## vet, every test, and the race detector on the libraries
 e2e: ## the dashboard in headless Chromium (apt-get install chromium); screenshot in build/
 	$(GO) test -tags e2e -count=1 -run 'TestDashboardInChromium' -v ./cmd/cocrawl/
 
+e2e-nat: ## as root: two home peers behind nftables NATs in network namespaces merge each other (COCRAWL_NAT_TRIALS=20 for the figure)
+	$(GO) test -tags e2enat -count=1 -run 'TestNATHomePeersMergeEachOther' -v -timeout 30m ./cmd/cocrawl/
+
 bench: ## run the benchmarks and print their figures (docs/performance.md)
 	$(GO) test -run '^$$' -bench . -benchtime=1x -count=3 ./protocol/
 	$(GO) test -run '^$$' -bench 'BenchmarkCrawl$$' -benchtime=1x -count=2 ./crawl/
 	$(GO) test -run '^$$' -bench 'ExtractLinks|FrontierMemory|Normalize|Refit' -benchmem ./crawl/
 	$(GO) test -run '^$$' -bench Observe -benchmem ./peer/rho/
 	$(GO) test -run '^$$' -bench 'JoinCommunity' -benchtime=1x -count=3 ./peer/
-	$(GO) test -run '^$$' -bench 'DHTTrafficAtRest' -benchtime=1x ./peer/
+	$(GO) test -run '^$$' -bench 'DHTTraffic' -benchtime=1x ./peer/
 	$(GO) test -run '^$$' -bench . -benchtime=3x ./sim/
 
 sim: ## table 6.1 at thesis scale, bang-bang runs only (28 min on 2 cores, 13 GB; sim/README.md)

@@ -372,10 +372,10 @@ func (n *p2pNode) dropRelayed(id peer.ID) {
 }
 
 // RelayPieceGap is the wait before the next piece of a merge through a
-// relay: go-libp2p's resource manager opens at most one new connection a
-// 5 s per remote IP (after a burst of 16), and every relayed connection
-// comes from the relay's.
-const RelayPieceGap = 6 * time.Second
+// relay: every relayed connection counts against the relay's IP in the
+// resource manager's limit on new connections (connRateLimits: one a
+// second after a burst, on both ends).
+const RelayPieceGap = 2 * time.Second
 
 // noPunchFor is how long a peer whose hole punch failed is merged
 // through a relay without waiting for another punch first.

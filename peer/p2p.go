@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -20,6 +21,7 @@ import (
 	"github.com/libp2p/go-libp2p"
 	dht "github.com/libp2p/go-libp2p-kad-dht"
 	"github.com/libp2p/go-libp2p/core/crypto"
+	"github.com/libp2p/go-libp2p/core/event"
 	"github.com/libp2p/go-libp2p/core/host"
 	"github.com/libp2p/go-libp2p/core/metrics"
 	"github.com/libp2p/go-libp2p/core/peer"
@@ -30,6 +32,7 @@ import (
 	rcmgr "github.com/libp2p/go-libp2p/p2p/host/resource-manager"
 	libp2phttp "github.com/libp2p/go-libp2p/p2p/http"
 	"github.com/libp2p/go-libp2p/p2p/net/connmgr"
+	xrate "github.com/libp2p/go-libp2p/x/rate"
 	ma "github.com/multiformats/go-multiaddr"
 	manet "github.com/multiformats/go-multiaddr/net"
 
@@ -259,7 +262,8 @@ func newP2PNode(cfg P2PConfig, share http.Handler, lg *slog.Logger) (*p2pNode, e
 	if err != nil {
 		return nil, err
 	}
-	rm, err := rcmgr.NewResourceManager(rcmgr.NewFixedLimiter(rcmgr.DefaultLimits.AutoScale()))
+	rm, err := rcmgr.NewResourceManager(rcmgr.NewFixedLimiter(rcmgr.DefaultLimits.AutoScale()),
+		rcmgr.WithConnRateLimiters(connRateLimits(cfg.Relays)))
 	if err != nil {
 		return nil, err
 	}
@@ -327,6 +331,40 @@ func newP2PNode(cfg P2PConfig, share http.Handler, lg *slog.Logger) (*p2pNode, e
 		}
 	}
 	return n, nil
+}
+
+// connRateLimits are the resource manager's limits on new connections per
+// remote IP. go-libp2p's default, one every 5 s after a burst of 16, counts
+// every relayed connection, in and out, against the relay's IP: a NATed
+// peer whose community holds gone peers' records spent it on dials to them
+// and could then reach no one (seen in make e2e-nat). Static relays are
+// exempt (they limit circuits themselves); other IPs get one a second after
+// a burst of 64.
+func connRateLimits(relays []string) *xrate.Limiter {
+	lim := &xrate.Limiter{
+		NetworkPrefixLimits: []xrate.PrefixLimit{
+			{Prefix: netip.MustParsePrefix("127.0.0.0/8")}, {Prefix: netip.MustParsePrefix("::1/128")},
+		},
+		SubnetRateLimiter: xrate.SubnetLimiter{
+			IPv4SubnetLimits: []xrate.SubnetLimit{{PrefixLength: 32, Limit: xrate.Limit{RPS: 1, Burst: 64}}},
+			IPv6SubnetLimits: []xrate.SubnetLimit{{PrefixLength: 56, Limit: xrate.Limit{RPS: 1, Burst: 64}}},
+			GracePeriod:      time.Minute,
+		},
+	}
+	for _, r := range relays {
+		ai, err := peer.AddrInfoFromString(r)
+		if err != nil {
+			continue
+		}
+		for _, a := range ai.Addrs {
+			if ip, err := manet.ToIP(a); err == nil {
+				if addr, ok := netip.AddrFromSlice(ip); ok {
+					lim.NetworkPrefixLimits = append(lim.NetworkPrefixLimits, xrate.PrefixLimit{Prefix: netip.PrefixFrom(addr.Unmap(), addr.Unmap().BitLen())})
+				}
+			}
+		}
+	}
+	return lim
 }
 
 func publicOnly(addrs []ma.Multiaddr) []ma.Multiaddr {
@@ -413,8 +451,16 @@ func (n *p2pNode) run(ctx context.Context, share bool) {
 	}
 }
 
-// advertise keeps this peer's provider record alive.
+// advertise keeps this peer's provider record alive, and renews it when
+// the host's addresses change: the record carries them, and a peer behind
+// NAT has its relayed addresses only once a relay gave it a slot.
 func (n *p2pNode) advertise(ctx context.Context, disc *drouting.RoutingDiscovery, ns string) {
+	sub, err := n.host.EventBus().Subscribe(new(event.EvtLocalAddressesUpdated))
+	var changed <-chan any
+	if err == nil {
+		defer sub.Close()
+		changed = sub.Out()
+	}
 	for {
 		next := n.cfg.Readvertise
 		if _, err := disc.Advertise(ctx, ns); err != nil {
@@ -428,6 +474,16 @@ func (n *p2pNode) advertise(ctx context.Context, disc *drouting.RoutingDiscovery
 		case <-ctx.Done():
 			return
 		case <-time.After(next):
+		case <-changed:
+			// Addresses come in bursts: advertise once they settle.
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(2 * time.Second):
+			}
+			for len(changed) > 0 {
+				<-changed // the burst is covered by one advertisement
+			}
 		}
 	}
 }

@@ -43,26 +43,10 @@ func BenchmarkJoinCommunityOf50(b *testing.B) { benchmarkJoin(b, 50) }
 func BenchmarkDHTTrafficAtRest(b *testing.B) {
 	for range b.N {
 		ps := p2pCommunitySchedule(b, 10, "rest", time.Minute, time.Minute)
-		waitForB(b, 2*time.Minute, func() bool {
-			for _, p := range ps {
-				if knows(p, ps) < 9 {
-					return false
-				}
-			}
-			return true
-		})
-		time.Sleep(10 * time.Second) // let joining traffic end
-		before := make([]int64, len(ps))
-		for i, p := range ps {
-			in, out := p.p2p.dhtBytes()
-			before[i] = in + out
-		}
 		const window = time.Minute
-		time.Sleep(window)
 		var total int64
-		for i, p := range ps {
-			in, out := p.p2p.dhtBytes()
-			total += in + out - before[i]
+		for _, d := range dhtBytesAtRest(b, ps, window) {
+			total += d
 		}
 		b.ReportMetric(float64(total)/float64(len(ps))/window.Minutes(), "B/peer/min")
 		stopAll(ps)
@@ -95,4 +79,63 @@ func waitForB(b *testing.B, d time.Duration, cond func() bool) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// BenchmarkDHTTrafficClientVsServer measures, in one community of 10 at
+// rest, the DHT bytes of the 5 peers that run it as clients (private
+// reachability, as behind NAT) against the 5 that serve it: the traffic a
+// NATed peer is spared by not serving.
+func BenchmarkDHTTrafficClientVsServer(b *testing.B) {
+	for range b.N {
+		boot := startMemPeer(b, benchConfig(), P2PConfig{Community: "cvs", FindEvery: time.Minute, FindMax: time.Minute, Reachability: ReachabilityPublic})
+		ps := []*memPeer{boot}
+		for i := range 9 {
+			reach := ReachabilityPublic
+			if i >= 4 {
+				reach = ReachabilityPrivate
+			}
+			ps = append(ps, startMemPeer(b, benchConfig(), P2PConfig{Community: "cvs", Bootstrap: boot.P2PAddrs()[:1],
+				FindEvery: time.Minute, FindMax: time.Minute, Reachability: reach}))
+		}
+		const window = time.Minute
+		var server, client float64
+		for i, d := range dhtBytesAtRest(b, ps, window) {
+			if ps[i].p2p.dhtServing() {
+				server += float64(d)
+			} else {
+				client += float64(d)
+			}
+		}
+		server, client = server/5/window.Minutes(), client/5/window.Minutes()
+		b.ReportMetric(server, "server-B/peer/min")
+		b.ReportMetric(client, "client-B/peer/min")
+		b.ReportMetric(client/server, "client/server")
+		stopAll(ps)
+	}
+}
+
+// dhtBytesAtRest waits until every peer knows the others, lets the joining
+// traffic end, and returns each peer's DHT bytes (in and out) over window.
+func dhtBytesAtRest(b *testing.B, ps []*memPeer, window time.Duration) []int64 {
+	waitForB(b, 2*time.Minute, func() bool {
+		for _, p := range ps {
+			if knows(p, ps) < len(ps)-1 {
+				return false
+			}
+		}
+		return true
+	})
+	time.Sleep(10 * time.Second)
+	before := make([]int64, len(ps))
+	for i, p := range ps {
+		in, out := p.p2p.dhtBytes()
+		before[i] = in + out
+	}
+	time.Sleep(window)
+	deltas := make([]int64, len(ps))
+	for i, p := range ps {
+		in, out := p.p2p.dhtBytes()
+		deltas[i] = in + out - before[i]
+	}
+	return deltas
 }
