@@ -98,6 +98,17 @@ func TestDashboardInChromium(t *testing.T) {
 	if !strings.Contains(dom, "healthy") || !strings.Contains(dom, addrs[1]) {
 		t.Fatalf("the peer table does not show the healthy peer %s", addrs[1])
 	}
+	// How the peer is reached: on loopback AutoNAT has no verdict, so the
+	// DHT serves; connections by kind and hole punches.
+	if nat := text("nat"); !strings.HasPrefix(nat, "unknown · server") {
+		t.Fatalf("#nat shows %q", nat)
+	}
+	if conns := text("conns"); !regexp.MustCompile(`^\d+ / \d+ · \d+ / \d+$`).MatchString(conns) {
+		t.Fatalf("#conns shows %q", conns)
+	}
+	if !strings.Contains(dom, "<th>connection</th>") {
+		t.Fatal("the peer table has no connection column")
+	}
 	if !strings.Contains(dom, "<polyline") {
 		t.Fatal("no chart line was drawn")
 	}
