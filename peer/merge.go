@@ -97,7 +97,8 @@ func (p *Peer) mergeFrom(ctx context.Context, rowURL string) (rep *protocol.Merg
 	// relayed connection carries what the relay allows, and the cursor
 	// keeps what arrived, so the next merge asks for the rest (spec 7.6).
 	direct := p.p2p.ensureDirect(ctx, id, nil)
-	if !direct {
+	relayed := !direct && p.p2p.connected(id)
+	if relayed {
 		defer p.p2p.throughRelay(id)()
 	}
 	client, cerr := p.p2p.client(id)
@@ -108,7 +109,7 @@ func (p *Peer) mergeFrom(ctx context.Context, rowURL string) (rep *protocol.Merg
 		m.CheckControl = p.peers.learnControl(mergeURL, sameIdentity(id))
 		rep, err = m.Merge(ctx, mergeURL)
 	}
-	if !direct && rep != nil {
+	if relayed && rep != nil {
 		p.p2p.countRelayed(rep.WireBytes)
 		broken := err != nil || slices.ContainsFunc(rep.Days, func(d protocol.DayReport) bool { return d.Err != nil })
 		if broken && rep.Records > 0 && ctx.Err() == nil {

@@ -394,6 +394,7 @@ func (n *p2pNode) relayAllowed(id peer.ID) bool {
 func (n *p2pNode) throughRelay(id peer.ID) (done func()) {
 	n.mu.Lock()
 	n.relayed[id]++
+	n.lastRelayed[id] = time.Now()
 	n.mu.Unlock()
 	return func() {
 		n.mu.Lock()
@@ -419,8 +420,14 @@ func (n *p2pNode) ensureDirect(ctx context.Context, id peer.ID, addrs []ma.Multi
 	}
 	// A relay ends its connections at its quota; the swarm's dial backoff
 	// would then hold back the next piece, which the merge schedule paces.
-	if sw, ok := n.host.Network().(interface{ Backoff() *swarm.DialBackoff }); ok {
-		sw.Backoff().Clear(id)
+	// Other peers keep their backoff: a gone peer's dials fail at once.
+	n.mu.Lock()
+	last, relayedLately := n.lastRelayed[id]
+	n.mu.Unlock()
+	if relayedLately && time.Since(last) < noPunchFor {
+		if sw, ok := n.host.Network().(interface{ Backoff() *swarm.DialBackoff }); ok {
+			sw.Backoff().Clear(id)
+		}
 	}
 	connect := func() error {
 		cctx, cancel := context.WithTimeout(network.WithAllowLimitedConn(ctx, "merge"), punchWait)
@@ -500,3 +507,6 @@ func (n *p2pNode) canPunch(id peer.ID) bool {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// connected tells whether the host has any connection to id.
+func (n *p2pNode) connected(id peer.ID) bool { return len(n.host.Network().ConnsToPeer(id)) > 0 }

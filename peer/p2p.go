@@ -169,6 +169,8 @@ type p2pNode struct {
 	clients map[peer.ID]*http.Client
 	relayed map[peer.ID]int       // peers being merged through a relay now
 	noPunch map[peer.ID]time.Time // peers whose hole punch failed: no wait for one until then
+	// lastRelayed: when a peer was last merged through a relay.
+	lastRelayed map[peer.ID]time.Time
 
 	relayedMerges, relayedBytes atomic.Int64
 
@@ -302,7 +304,7 @@ func newP2PNode(cfg P2PConfig, share http.Handler, lg *slog.Logger) (*p2pNode, e
 		return nil, fmt.Errorf("peer: libp2p events: %w", err)
 	}
 	n := &p2pNode{cfg: cfg, host: h, log: lg, bw: bw, nat: tr, stop: stop, clients: map[peer.ID]*http.Client{},
-		relayed: map[peer.ID]int{}, noPunch: map[peer.ID]time.Time{}, serveDone: make(chan struct{})}
+		relayed: map[peer.ID]int{}, noPunch: map[peer.ID]time.Time{}, lastRelayed: map[peer.ID]time.Time{}, serveDone: make(chan struct{})}
 	n.http = &libp2phttp.Host{StreamHost: headerDeadlineHost{Host: h, limited: n.relayAllowed}}
 	n.http.SetHTTPHandlerAtPath(ShareProtocol, "/", withDeadlines(share))
 	go func() {
