@@ -107,6 +107,7 @@ func TestPublishIsMergedNotPolled(t *testing.T) {
 		Delegated   int   `json:"delegated_prefixes"`
 		Checks      struct {
 			Asked     int64 `json:"asked"`
+			Pending   int   `json:"pending"`
 			Confirmed int64 `json:"confirmed"`
 			Refuted   int64 `json:"refuted"`
 		} `json:"checks"`
@@ -126,8 +127,10 @@ func TestPublishIsMergedNotPolled(t *testing.T) {
 			time.Sleep(100 * time.Millisecond)
 		}
 	}
-	waitUntil("the site's records merged and its polls left to the publisher", func() bool {
-		return st.MergeEvents >= files && st.Delegated == 1
+	// The first merge's spot-checks done too: one polled after the change
+	// below would find it first, and the merge would then bring nothing new.
+	waitUntil("the site's records merged, its polls left to the publisher, and the spot-checks done", func() bool {
+		return st.MergeEvents >= files && st.Delegated == 1 && st.Checks.Asked >= 4 && st.Checks.Pending == 0
 	})
 	before := site.count()
 
