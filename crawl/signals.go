@@ -6,7 +6,7 @@ import (
 	"context"
 	"encoding/hex"
 	"errors"
-	"hash/fnv"
+	"hash/maphash"
 	"io"
 	"net/url"
 	"slices"
@@ -519,7 +519,7 @@ func (c *Crawler) readSitemap(ctx context.Context, h *host, sitemapURL string) P
 			// Each change once, wherever the list puts it (a list read
 			// many times keeps its order, so positions would sample the
 			// same URLs).
-			sample = sampledChange(u, e.LastMod)
+			sample = c.sampledChange(u, e.LastMod)
 		}
 		// A proven host's listed change is a web-event it observed: stored
 		// as such, attributed to the host's ResourceSync, and a visit of
@@ -556,13 +556,11 @@ func (c *Crawler) readSitemap(ctx context.Context, h *host, sitemapURL string) P
 	return PollResult{Requested: true, URL: sitemapURL, Status: status, Cost: end.Sub(start), ErrKind: kind}
 }
 
-// sampledChange picks one change in lastmodSampleEvery, by a hash of the
-// URL and its datetime, for a spot-check poll.
-func sampledChange(u string, t time.Time) bool {
-	h := fnv.New64a()
-	h.Write([]byte(u))
-	h.Write([]byte(strconv.FormatInt(t.Unix(), 10)))
-	return h.Sum64()%lastmodSampleEvery == 0
+// sampledChange picks one change in lastmodSampleEvery for a spot-check
+// poll, by a hash of the URL and its datetime keyed with this crawler's
+// own seed: a publisher cannot tell which of its claims will be checked.
+func (c *Crawler) sampledChange(u string, t time.Time) bool {
+	return maphash.String(c.order, u+"\x00"+strconv.FormatInt(t.Unix(), 10))%lastmodSampleEvery == 0
 }
 
 // newerThanLastLook tells whether a change at t is news for the URL: it is
@@ -589,7 +587,7 @@ const PublisherCIDMoniker = "ResourceSync"
 // given, polled at the read (the list is the publisher's current word),
 // observed by the host and attributed to its /.well-known/resourcesync.
 func publisherEvent(hostKeyURL, u string, e sitemap.Entry, read time.Time) (webevents.Event, bool) {
-	stat, ok := map[string]webevents.Stat{"created": webevents.Create, "updated": webevents.Update, "deleted": webevents.Delete}[e.Change]
+	stat, ok := changeStats[e.Change]
 	if !ok || e.LastMod.IsZero() || e.Precision > time.Second || e.LastMod.After(read) {
 		return webevents.Event{}, false // undated, dated coarsely or ahead: a claim to poll
 	}
@@ -613,11 +611,14 @@ func publisherEvent(hostKeyURL, u string, e sitemap.Entry, read time.Time) (webe
 	if stat == webevents.Delete {
 		ev.Size, ev.Digest = 0, ""
 	}
-	if ev.Validate() != nil {
-		return webevents.Event{}, false
+	if ev.Validate() != nil || ev.CheckDates(read) != nil {
+		return webevents.Event{}, false // a datetime before 1993, say: a claim to poll
 	}
 	return ev, true
 }
+
+// changeStats maps ResourceSync's changes to web-event kinds.
+var changeStats = map[string]webevents.Stat{"created": webevents.Create, "updated": webevents.Update, "deleted": webevents.Delete}
 
 // signalRequestDone ends a signal request to a busy host (a sitemap, a
 // feed, a key): it counts as a request, fails the way a poll does (the

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cocrawl/cocrawl/crawl/sitemap"
 	"github.com/cocrawl/cocrawl/internal/testweb"
 	"github.com/cocrawl/cocrawl/webevents"
 )
@@ -352,6 +353,42 @@ func TestDistrustRepollsTheHost(t *testing.T) {
 	for i, st := range states {
 		if i != lastmodDistrustAfter-1 && st.Due.After(now) { // the last judged is being polled
 			t.Errorf("%s due in %v after its host was distrusted", st.URL, st.Due.Sub(now))
+		}
+	}
+}
+
+// A change list entry becomes the publisher's web-event only when it can
+// be one: a known change, a datetime to the second between 1993 and the
+// read, within the event's bounds; the rest stay claims to poll.
+func TestPublisherEventBounds(t *testing.T) {
+	read := time.Now().Truncate(time.Second)
+	ok := sitemap.Entry{Loc: "http://pub.example/a", Change: "updated", LastMod: read.Add(-time.Minute), Precision: time.Second, Length: 12,
+		Hash: "md5:abc sha-256:9F86D081884C7D659A2FEAA0C55AD015A3BF4F1B2B0B822CD15D6C15B0F00A08"}
+	e, good := publisherEvent("http://pub.example", "http://pub.example/a", ok, read)
+	if !good || e.Stat != webevents.Update || e.CID != "pub.example:80 ResourceSync" || e.From != "http://pub.example/.well-known/resourcesync" ||
+		e.Size != 12 || e.Digest != "sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08" || e.LPD != read.Unix() {
+		t.Fatalf("publisherEvent = %+v, %v", e, good)
+	}
+	for name, mod := range map[string]func(*sitemap.Entry){
+		"unknown change": func(e *sitemap.Entry) { e.Change = "moved" },
+		"undated":        func(e *sitemap.Entry) { e.LastMod = time.Time{} },
+		"a date alone":   func(e *sitemap.Entry) { e.Precision = 24 * time.Hour },
+		"after the read": func(e *sitemap.Entry) { e.LastMod = read.Add(time.Hour) },
+		"before 1993":    func(e *sitemap.Entry) { e.LastMod = time.Unix(1, 0) },
+		"a size too big": func(e *sitemap.Entry) { e.Length = webevents.MaxSize + 1 },
+		"a bad sha-256":  func(e *sitemap.Entry) { e.Hash = "sha-256:zz" }, // dropped, not refused
+	} {
+		entry := ok
+		mod(&entry)
+		e, good := publisherEvent("http://pub.example", "http://pub.example/a", entry, read)
+		if name == "a bad sha-256" {
+			if !good || e.Digest != "" {
+				t.Errorf("%s: %+v, %v; want the event without a digest", name, e, good)
+			}
+			continue
+		}
+		if good {
+			t.Errorf("%s: taken as an event %+v", name, e)
 		}
 	}
 }

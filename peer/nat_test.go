@@ -145,9 +145,9 @@ func TestDHTModeFollowsReachability(t *testing.T) {
 
 // When no hole can be punched, a NATed peer's day file still travels
 // through the relay, in pieces: each relayed connection carries what the
-// relay allows (here 64 KiB a direction, of which a new connection's
-// handshakes and identify take about 12 KiB), the cursor keeps what
-// arrived, and the next merge asks for the rest with Range.
+// relay allows (here 64 KiB a direction, of which the new connection's
+// handshakes, identify and the robots.shr take their share), the cursor
+// keeps what arrived, and the next merge asks for the rest with Range.
 func TestMergeThroughARelayInPieces(t *testing.T) {
 	router := &simnet.SimpleFirewallRouter{}
 	relay := startMemPeer(t, testConfig(nil, "mirror"), P2PConfig{Community: "far", Reachability: ReachabilityPublic, RelayService: true,

@@ -282,17 +282,25 @@ func (s *peerSet) delegated(now time.Time) []string {
 	defer s.mu.Unlock()
 	var out []string
 	for key, r := range s.rows {
-		if r.Self || !r.Healthy() || r.Gained == 0 || now.Sub(r.LastSuccess) > 3*s.sched.MergeMax || !r.Distrusted.IsZero() {
-			continue
-		}
-		for _, p := range specials(r.Special) {
-			if seen, ok := s.backing[key][hostPrefix(p)]; ok && now.Sub(seen) <= SpecialBacking {
-				out = append(out, p)
-			}
-		}
+		out = append(out, s.honoured(key, r, now)...)
 	}
 	sort.Strings(out)
 	return slices.Compact(out)
+}
+
+// honoured is the special prefixes of a row that are left to it now (see
+// delegated). s.mu held.
+func (s *peerSet) honoured(key string, r *Record, now time.Time) []string {
+	if r.Self || !r.Healthy() || r.Gained == 0 || now.Sub(r.LastSuccess) > 3*s.sched.MergeMax || !r.Distrusted.IsZero() {
+		return nil
+	}
+	var out []string
+	for _, p := range specials(r.Special) {
+		if seen, ok := s.backing[key][hostPrefix(p)]; ok && now.Sub(seen) <= SpecialBacking {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // nudge moves the next merge forward from each peer that u is left to (as
@@ -304,16 +312,12 @@ func (s *peerSet) nudge(u string, now time.Time, gap time.Duration) bool {
 	defer s.mu.Unlock()
 	left := false
 	for key, r := range s.rows {
-		if r.Self || !r.Healthy() || r.Gained == 0 || now.Sub(r.LastSuccess) > 3*s.sched.MergeMax || !r.Distrusted.IsZero() {
+		if !slices.ContainsFunc(s.honoured(key, r, now), func(p string) bool { return strings.HasPrefix(u, p) }) {
 			continue
 		}
-		for _, p := range specials(r.Special) {
-			if seen, ok := s.backing[key][hostPrefix(p)]; ok && now.Sub(seen) <= SpecialBacking && strings.HasPrefix(u, p) {
-				left = true
-				if at := maxTime(now, r.LastAttempt.Add(gap)); at.Before(r.NextDue) {
-					r.NextDue = at
-				}
-			}
+		left = true
+		if at := maxTime(now, r.LastAttempt.Add(gap)); at.Before(r.NextDue) {
+			r.NextDue = at
 		}
 	}
 	return left

@@ -84,7 +84,7 @@ type Stats struct {
 	WatchErrors    int64 `json:"watch_errors"`    // folders that could not be watched
 	RecordErrors   int64 `json:"record_errors"`   // store writes that failed (retried)
 	ReadErrors     int64 `json:"read_errors"`     // files that could not be read (retried at the next rescan)
-	FutureSkipped  int64 `json:"future_skipped"`  // files dated more than an hour ahead, not published
+	BadDates       int64 `json:"bad_dates"`       // files dated before 1993 or more than an hour ahead, not published (no web-event can carry them)
 	BackwardsDates int64 `json:"backwards_dates"` // files whose new date is before the published one
 	LastEvent      int64 `json:"last_event,omitempty"`
 }
@@ -182,6 +182,9 @@ func (p *Publisher) Stats() Stats {
 	defer p.mu.Unlock()
 	s := p.stats
 	s.Files = len(p.files)
+	if p.watch != nil {
+		s.Watches = len(p.watch.WatchList()) // counted here, not at each watch: a walk adds thousands
+	}
 	return s
 }
 
@@ -195,7 +198,9 @@ func (p *Publisher) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("publish: watch: %w", err)
 	}
-	p.watch = w
+	p.mu.Lock()
+	p.watch = w // Stats reads it
+	p.mu.Unlock()
 	defer w.Close()
 	first := len(p.files) == 0
 	// Watches go on before the files are compared, so a change made during
@@ -405,32 +410,35 @@ func (p *Publisher) removed(rel string, b *batch) {
 	}
 }
 
-// file compares the file at rel with what was published of its URL.
-func (p *Publisher) file(rel string, b *batch) {
+// file compares the file at rel with what was published of its URL, and
+// returns that URL when the file is one to publish.
+func (p *Publisher) file(rel string, b *batch) (string, bool) {
 	u, ok := p.urlOf(rel)
 	if !ok {
-		return
+		return "", false
 	}
 	abs := filepath.Join(p.root, filepath.FromSlash(rel))
 	fi, err := os.Stat(abs) // a symlink publishes what it points to, as a web server serves it
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			p.removed(rel, b)
-			return
+			return "", false
 		}
 		p.countRead(rel, err)
-		return
+		return "", false
 	}
 	if !fi.Mode().IsRegular() {
-		return
+		return "", false
 	}
 	now := p.cfg.Now()
 	lmd, size := fi.ModTime().Unix(), fi.Size()
-	if fi.ModTime().After(now.Add(time.Hour)) {
+	if lmd < webevents.MinSaneDate || fi.ModTime().After(now.Add(time.Hour)) {
+		// Before 1993 (an archive's or a reproducible build's epoch) or
+		// more than an hour ahead: mergers would refuse the record.
 		p.mu.Lock()
-		p.stats.FutureSkipped++
+		p.stats.BadDates++
 		p.mu.Unlock()
-		return
+		return "", false
 	}
 	p.mu.Lock()
 	old, known := p.files[u]
@@ -443,19 +451,19 @@ func (p *Publisher) file(rel string, b *batch) {
 			p.files[u] = old
 			p.mu.Unlock()
 		}
-		return
+		return u, true
 	}
 	digest, err := digestOf(abs)
 	if err != nil {
 		p.countRead(rel, err)
-		return
+		return "", false
 	}
 	if known && old.lmd == lmd && old.digest == digest {
 		p.mu.Lock()
 		old.mtime = mtime
 		p.files[u] = old
 		p.mu.Unlock()
-		return
+		return u, true
 	}
 	e := webevents.Event{URL: u, Size: size, LMD: lmd, LPD: max(now.Unix(), lmd), CID: p.cfg.CID, Stat: webevents.Create, Digest: digest}
 	if known {
@@ -471,6 +479,7 @@ func (p *Publisher) file(rel string, b *batch) {
 	// Two versions within one second share an lmd (HTTP dates have
 	// seconds); mergers keep the first, as a poller would see either.
 	b.put(e, fileState{lmd: lmd, size: size, mtime: mtime, digest: digest, stat: e.Stat})
+	return u, true
 }
 
 func (p *Publisher) countRead(rel string, err error) {
@@ -517,11 +526,8 @@ func (p *Publisher) walk(abs string, b *batch, seen map[string]bool) {
 			p.watchDir(path)
 			return nil
 		}
-		p.file(rel, b)
-		if seen != nil {
-			if u, ok := p.urlOf(rel); ok {
-				seen[u] = true
-			}
+		if u, ok := p.file(rel, b); ok && seen != nil {
+			seen[u] = true
 		}
 		return nil
 	})
@@ -539,11 +545,7 @@ func (p *Publisher) watchDir(path string) {
 		p.degraded = true
 		p.mu.Unlock()
 		p.log.Warn("cannot watch a folder; rescanning every minute", "path", path, "err", err)
-		return
 	}
-	p.mu.Lock()
-	p.stats.Watches = len(p.watch.WatchList())
-	p.mu.Unlock()
 }
 
 // unwatch drops the watches of a folder that is gone and of the folders
@@ -558,9 +560,6 @@ func (p *Publisher) unwatch(rel string) {
 			_ = p.watch.Remove(w) // the kernel may have dropped it already
 		}
 	}
-	p.mu.Lock()
-	p.stats.Watches = len(p.watch.WatchList())
-	p.mu.Unlock()
 }
 
 // rescan compares the whole root with what was published. notify says

@@ -265,3 +265,18 @@ func TestPublishIndexFiles(t *testing.T) {
 		}
 	}
 }
+
+// A file dated before 1993 (an archive's or a reproducible build's epoch)
+// or far ahead is not published: no merger would take its record.
+func TestPublishSkipsDatesNoRecordCarries(t *testing.T) {
+	root, st := t.TempDir(), webevents.NewMemStore()
+	write(t, root, "ok.html", "ok", time.Now().Add(-time.Hour))
+	write(t, root, "epoch.html", "e", time.Unix(1, 0))
+	write(t, root, "ahead.html", "a", time.Now().Add(48*time.Hour))
+	p, stop := running(t, st, Config{Root: root})
+	defer stop()
+	waitFor(t, "the first publication", func() bool { return p.Stats().Created == 1 })
+	if s := p.Stats(); s.BadDates != 2 || len(current(t, st)) != 1 {
+		t.Errorf("stats %+v, store %v: want the two misdated files counted and left out", s, current(t, st))
+	}
+}

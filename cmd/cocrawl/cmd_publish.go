@@ -176,7 +176,7 @@ var (
 	publishEventsDesc  = prometheus.NewDesc("cocrawl_publish_events_total", "Web-events the publisher recorded, by kind (created, updated, deleted, confirmed).", []string{"kind"}, nil)
 	publishFilesDesc   = prometheus.NewDesc("cocrawl_publish_files", "Live files published.", nil, nil)
 	publishWatchesDesc = prometheus.NewDesc("cocrawl_publish_watches", "Folders watched.", nil, nil)
-	publishErrorsDesc  = prometheus.NewDesc("cocrawl_publish_errors_total", "Publisher troubles, by kind (watch, record, read, overflow, future_date, backwards_date).", []string{"kind"}, nil)
+	publishErrorsDesc  = prometheus.NewDesc("cocrawl_publish_errors_total", "Publisher troubles, by kind (watch, record, read, overflow, bad_date, backwards_date).", []string{"kind"}, nil)
 	publishRescanDesc  = prometheus.NewDesc("cocrawl_publish_rescans_total", "Whole-root comparisons.", nil, nil)
 	indexNowPingDesc   = prometheus.NewDesc("cocrawl_publish_indexnow_total", "IndexNow pushes, by outcome (urls, posts, failures, dropped).", []string{"outcome"}, nil)
 )
@@ -202,7 +202,7 @@ func (c publishCollector) Collect(ch chan<- prometheus.Metric) {
 	counter(publishErrorsDesc, s.RecordErrors, "record")
 	counter(publishErrorsDesc, s.ReadErrors, "read")
 	counter(publishErrorsDesc, s.Overflows, "overflow")
-	counter(publishErrorsDesc, s.FutureSkipped, "future_date")
+	counter(publishErrorsDesc, s.BadDates, "bad_date")
 	counter(publishErrorsDesc, s.BackwardsDates, "backwards_date")
 	counter(publishRescanDesc, s.Rescans)
 	if c.pinger != nil {

@@ -228,7 +228,7 @@ func Publish(ctx context.Context, c PublishConfig) (*PublishReport, error) {
 
 	before := p.Status(false)
 	requestsBefore := pageRequests.Load()
-	if err := changeFiles(ctx, c, root, names, pubStore, peerStore, rep); err != nil {
+	if err := changeFiles(ctx, c, root, pub.Base(), names, pubStore, peerStore, rep); err != nil {
 		return nil, err
 	}
 	after := p.Status(false)
@@ -285,17 +285,8 @@ type change struct {
 // changeFiles changes random files (Poisson, PerMinute) for Measure and
 // times each change's arrival in the publisher's and the peer's stores,
 // looking every 20 ms; it waits up to 3 merge waits for the last ones.
-func changeFiles(ctx context.Context, c PublishConfig, root string, names []string, pubStore, peerStore *webevents.BadgerStore, rep *PublishReport) error {
+func changeFiles(ctx context.Context, c PublishConfig, root, base string, names []string, pubStore, peerStore *webevents.BadgerStore, rep *PublishReport) error {
 	rng := rand.New(rand.NewPCG(c.Seed, 7))
-	base := ""
-	if err := pubStore.Current(func(e webevents.Event) error {
-		if base == "" {
-			base = e.URL[:len(e.URL)-len("s000/p00000.html")]
-		}
-		return errStop
-	}); err != nil && !errors.Is(err, errStop) {
-		return err
-	}
 	var pending, done []*change
 	busy := map[string]bool{}
 	var pubDelays, peerDelays []time.Duration
@@ -349,8 +340,6 @@ func changeFiles(ctx context.Context, c PublishConfig, root string, names []stri
 	rep.PublisherDelay, rep.PeerDelay = quantiles(pubDelays), quantiles(peerDelays)
 	return nil
 }
-
-var errStop = errors.New("stop")
 
 // quantiles gives 0.5, 0.9, 0.99 and the maximum.
 func quantiles(d []time.Duration) [4]time.Duration {
