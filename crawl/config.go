@@ -46,6 +46,11 @@ type Config struct {
 	// Explore is the share of a host's requests kept for first visits
 	// while revisits are due; default 0.1, negative for none.
 	Explore float64
+	// SampleShare is the share of polls spent re-polling a uniform random
+	// sample of the URLs the crawler knows, to measure its own freshness
+	// (selfcheck.go, Crawler.SelfMeasure); default DefaultSampleShare,
+	// negative for none.
+	SampleShare float64
 	// NoSitemaps turns off reading hosts' sitemaps (signals.go), which
 	// SitemapEvery paces: a round of each host's sitemaps every
 	// SitemapEvery; default RevisitMin.
@@ -168,6 +173,14 @@ func (c *Config) defaults() error {
 		c.Explore = 0
 	case c.Explore > 1:
 		return fmt.Errorf("crawl: explore share %g is above 1", c.Explore)
+	}
+	switch {
+	case c.SampleShare == 0:
+		c.SampleShare = DefaultSampleShare
+	case c.SampleShare < 0:
+		c.SampleShare = 0
+	case c.SampleShare > 0.5:
+		return fmt.Errorf("crawl: sample share %g is above 0.5", c.SampleShare)
 	}
 	switch c.Scope {
 	case "":

@@ -51,6 +51,7 @@ type Crawler struct {
 	persistDone chan error
 
 	global   globalFit     // the crawler-wide revisit budget (schedule.go); c.mu
+	self     *selfCheck    // sampled polls that measure freshness (selfcheck.go)
 	fitEvery time.Duration // how often budgets are refitted: fitEvery, shorter in tests
 
 	order                                          maphash.Seed // this crawler's own order (Config.Spread)
@@ -74,7 +75,7 @@ func New(cfg Config, store Store, fs FrontierStore) (*Crawler, error) {
 	}
 	c := &Crawler{cfg: cfg, store: store, fstore: fs, fetcher: NewFetcher(cfg.Fetch), f: newFrontier(),
 		wake: make(chan struct{}, 1), queue: newPersistQueue(), errs: map[string]int64{}, scope: map[string]bool{},
-		order: maphash.MakeSeed(), fitEvery: fitEvery}
+		order: maphash.MakeSeed(), fitEvery: fitEvery, self: newSelfCheck(cfg.SampleShare)}
 	// With a spread order, backlink counts order first visits in classes
 	// (powers of two), inside which each crawler's spread order decides.
 	c.f.firstLess = firstVisitOrder(cfg.FirstVisits, cfg.Spread > 0)
@@ -360,7 +361,7 @@ func (c *Crawler) serveHost(ctx context.Context, h *host) PollResult {
 	st := c.f.pop(h, now)
 	// A spot-check (Recheck) is polled even where a peer polls: it checks
 	// that peer.
-	delegated := st != nil && !st.checking && hasAnyPrefix(st.URL, c.delegated)
+	delegated := st != nil && !st.checking && !st.sampling && hasAnyPrefix(st.URL, c.delegated)
 	if st == nil || delegated {
 		if delegated {
 			// A peer polls it; look again later in case the peer leaves.
@@ -381,6 +382,10 @@ func (c *Crawler) serveHost(ctx context.Context, h *host) PollResult {
 		// Asked again when the robots.txt may have changed; no request was
 		// sent, so the host owes no delay.
 		st.Excluded, st.Due = true, h.robotsUntil
+		if st.sampling {
+			st.sampling = false
+			c.noVerdict()
+		}
 		c.f.reschedule(h, st)
 		c.save(st)
 		c.f.release(h, h.nextAllowed)
@@ -389,8 +394,9 @@ func (c *Crawler) serveHost(ctx context.Context, h *host) PollResult {
 	}
 	checked := st.checking
 	etag, lastMod := st.ETag, st.LastMod
-	if checked {
-		// A check wants the page's own validators, never a 304.
+	if checked || st.sampling {
+		// A check wants the page's own validators, never a 304; so does a
+		// sample, judged against what is held, whoever gave it.
 		etag, lastMod = "", ""
 	}
 	res := c.fetcher.Fetch(ctx, st.URL, st.NotHTML && st.Polls > 0, etag, lastMod)
@@ -462,6 +468,16 @@ func (c *Crawler) afterFetch(h *host, st *URLState, res *Result) (webevents.Even
 	h.fit.sent++
 	h.signals.since++
 	st.checking = false
+	if st.sampling {
+		st.sampling = false
+		judged := kind
+		if refused {
+			judged = "refused"
+		}
+		c.judgeSample(prev, changed, res.Status, judged, res.End)
+	} else {
+		c.polledForSample(res.End)
+	}
 	// The links of a page's first view count as backlinks (IB'); later
 	// views count only links to URLs they add, so no page counts twice.
 	firstView := st.Polls == 0
@@ -556,10 +572,7 @@ func (c *Crawler) ForgetGone(before time.Time) (int, error) {
 	for u, st := range c.f.urls {
 		if st.Gone && st.qi == 0 && st.HostNext > 0 && st.HostNext < before.UnixMilli() {
 			urls = append(urls, u)
-			delete(c.f.urls, u)
-			if h := c.f.hosts[hostKey(u)]; h != nil {
-				h.known--
-			}
+			c.f.drop(st)
 		}
 	}
 	c.mu.Unlock()

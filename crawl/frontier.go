@@ -40,6 +40,8 @@ type URLState struct {
 	qi       int  // 1 + position in its host's queue or first-visit heap; 0 when in neither (being polled, gone)
 	inFirst  bool // queued in the first-visit heap
 	checking bool // Recheck asked for a poll: hints do not put it off
+	sampling bool // drawn for a sampled poll (selfcheck.go): hints do not put it off either
+	ai       int  // 1 + position in frontier.all
 	// lastmodClaim is what a sitemap's lastmod said of the URL since its
 	// last poll (changed, or unchanged): the next poll judges it.
 	lastmodClaim uint8
@@ -109,6 +111,7 @@ func later(a, b time.Time) time.Time {
 // for concurrent use; the crawler serialises access.
 type frontier struct {
 	urls    map[string]*URLState
+	all     []*URLState // every URL of urls, in no order: samples are drawn from it (selfcheck.go)
 	hosts   map[string]*host
 	domains map[string]int // hosts per registrable domain
 	waiting hostHeap       // by readyAt
@@ -192,12 +195,29 @@ func (f *frontier) add(s URLState) (*URLState, bool) {
 	}
 	st := &s
 	f.urls[s.URL] = st
+	f.all = append(f.all, st)
+	st.ai = len(f.all)
 	h := f.host(hostKey(s.URL))
 	h.known++
 	if !st.Gone {
 		f.enqueue(h, st)
 	}
 	return st, true
+}
+
+// drop takes a URL out of the frontier (it must be in no heap).
+func (f *frontier) drop(st *URLState) {
+	delete(f.urls, st.URL)
+	if i := st.ai - 1; i >= 0 && i < len(f.all) && f.all[i] == st {
+		last := f.all[len(f.all)-1]
+		f.all[i], last.ai = last, i+1
+		f.all[len(f.all)-1] = nil
+		f.all = f.all[:len(f.all)-1]
+	}
+	st.ai = 0
+	if h := f.hosts[hostKey(st.URL)]; h != nil {
+		h.known--
+	}
 }
 
 // enqueue puts st in its host's queue and the host in the right heap.
@@ -214,7 +234,7 @@ func (f *frontier) push(h *host, st *URLState, now time.Time) { f.pushWithin(h, 
 // to a peer, excluded by robots.txt) and due later waits with the
 // revisits, or the host would be handed it again at once.
 func (f *frontier) pushWithin(h *host, st *URLState, now time.Time, grace time.Duration) {
-	st.inFirst = st.Polls == 0 && !st.checking && !st.Due.After(now.Add(grace))
+	st.inFirst = st.Polls == 0 && !st.checking && !st.sampling && !st.Due.After(now.Add(grace))
 	if st.inFirst {
 		heap.Push(&h.first, st)
 	} else {

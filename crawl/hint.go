@@ -89,8 +89,8 @@ func (c *Crawler) hint(h Hint, says sitemapSays) bool {
 	}
 	due := st.Due
 	switch {
-	case st.checking:
-		// A check is pending: only its own poll may settle it.
+	case st.checking || st.sampling:
+		// A check or a sample is pending: only its own poll may settle it.
 	case !seen.IsZero() && seen.After(look):
 		c.hinted.Add(1)
 		hs := c.f.host(hostKey(u))
@@ -185,7 +185,7 @@ func (c *Crawler) lastLook(st *URLState) time.Time {
 	if st.Polls == 0 && st.Due.Before(time.Now()) {
 		return time.Time{}
 	}
-	return st.Due.Add(-st.Interval - c.offset(st.URL))
+	return st.Due.Add(-st.Interval - c.revisitOffset(st.URL, st.Interval))
 }
 
 func earlier(t, now time.Time) time.Time {

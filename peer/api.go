@@ -2,6 +2,7 @@ package peer
 
 import (
 	"encoding/json"
+	"math"
 	"net/http"
 	"sort"
 	"time"
@@ -72,8 +73,12 @@ type Status struct {
 	// ChangeRates sums up the frontier's change-rate estimates (bands of
 	// changes per day, and the freshness the revisit intervals should
 	// give); recomputed every half minute.
-	ChangeRates crawl.RateStats   `json:"change_rates"`
-	Signals     crawl.SignalStats `json:"signals"` // publishers' sitemaps: reads, lastmod hints and how true they were
+	ChangeRates crawl.RateStats `json:"change_rates"`
+	// Freshness is what the peer measured of its own freshness by
+	// re-polling a uniform sample of what it holds, beside what its
+	// revisit model expects (ChangeRates.ExpectedFreshness).
+	Freshness FreshnessStatus   `json:"freshness"`
+	Signals   crawl.SignalStats `json:"signals"` // publishers' sitemaps: reads, lastmod hints and how true they were
 
 	History []Sample `json:"history,omitempty"`
 }
@@ -117,6 +122,7 @@ func (p *Peer) Status(history bool) Status {
 	st.StoreFailures, st.StoreError, st.StoreFailedAt = p.storeFailures, p.storeErr, p.storeFailedAt
 	p.storeMu.Unlock()
 	st.ChangeRates = p.rateStats()
+	st.Freshness = p.freshness(st.ChangeRates)
 	st.Signals = p.crawler.SignalStats()
 	cs := p.crawler.Stats()
 	st.StoreFailures += cs.Errors["store"] // the crawler's writes of what it polled
@@ -130,6 +136,44 @@ func (p *Peer) Status(history bool) Status {
 	}
 	return st
 }
+
+// FreshnessStatus is the peer's freshness as its samples measured it
+// (crawl.SelfMeasure: the share of sampled re-polls that found the state
+// held still current, and its 95% interval), the freshness its revisit
+// model expects, and whether the two disagree beyond the sample's noise.
+type FreshnessStatus struct {
+	crawl.SelfMeasure
+	Expected float64 `json:"expected"`
+	Disagree bool    `json:"disagree"`
+}
+
+func (p *Peer) freshness(rates crawl.RateStats) FreshnessStatus {
+	m := p.crawler.SelfMeasure()
+	f := FreshnessStatus{SelfMeasure: m, Expected: rates.ExpectedFreshness}
+	f.Disagree = rates.ExpectedFreshness > 0 && m.Disagrees(rates.ExpectedFreshness)
+	return f
+}
+
+// disagreeEvery bounds how often a disagreement between measured and
+// expected freshness is logged.
+const disagreeEvery = 10 * time.Minute
+
+// warnIfDeceived logs a warning when the measured freshness and the
+// model's disagree beyond the sample's noise: the model's beliefs (change
+// rates, merged records counted as visits) are wrong, and what it shows
+// should not be trusted. At most once every disagreeEvery.
+func (p *Peer) warnIfDeceived(now time.Time) {
+	f := p.freshness(p.rateStats())
+	if !f.Disagree || now.Sub(p.warnedAt) < disagreeEvery {
+		return
+	}
+	p.warnedAt = now
+	p.log.Warn("measured freshness disagrees with the revisit model's",
+		"measured", round3(f.Freshness), "low", round3(f.Low), "high", round3(f.High), "samples", f.Samples,
+		"expected", round3(f.Expected))
+}
+
+func round3(x float64) float64 { return math.Round(x*1000) / 1000 }
 
 func perOp(events, ops int64) float64 {
 	if ops == 0 {
@@ -211,6 +255,8 @@ var (
 	descRelays    = prometheus.NewDesc("cocrawl_p2p_relays", "Relays this peer holds a slot on.", nil, nil)
 	descDHTServer = prometheus.NewDesc("cocrawl_dht_server", "1 while the DHT runs in server mode, 0 in client mode.", nil, nil)
 	descPubEvents = prometheus.NewDesc("cocrawl_publisher_events_total", "Changes of proven hosts' ResourceSync change lists stored as the publisher's web-events (not polled).", nil, nil)
+	descFresh     = prometheus.NewDesc("cocrawl_freshness", "Freshness: measured by sampled re-polls (measured, with its 95% interval low and high) and expected by the revisit model (expected).", []string{"estimate"}, nil)
+	descSamples   = prometheus.NewDesc("cocrawl_freshness_samples_total", "Sampled re-polls drawn to measure freshness, by outcome (verdict, no_verdict).", []string{"outcome"}, nil)
 	descIndexNow  = prometheus.NewDesc("cocrawl_indexnow_urls_total", "URLs of IndexNow submissions, by outcome (accepted: key verified; refused: key wrong or host distrusted).", []string{"outcome"}, nil)
 )
 
@@ -219,7 +265,7 @@ var (
 type peerCollector struct{ p *Peer }
 
 func (c peerCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descRho, descOps, descEvents, descBytes, descSeconds, descErrors, descPeers, descIdle, descFrontier, descTimeRho, descDHTBytes, descDHTPeers, descChecks, descRolled, descStore, descSitemaps, descLastmods, descPubHosts, descPubEvents, descIndexNow, descReach, descConns, descPunches, descRelays, descDHTServer} {
+	for _, d := range []*prometheus.Desc{descRho, descOps, descEvents, descBytes, descSeconds, descErrors, descPeers, descIdle, descFrontier, descTimeRho, descDHTBytes, descDHTPeers, descChecks, descRolled, descStore, descSitemaps, descLastmods, descPubHosts, descPubEvents, descIndexNow, descFresh, descSamples, descReach, descConns, descPunches, descRelays, descDHTServer} {
 		ch <- d
 	}
 }
@@ -264,6 +310,16 @@ func (c peerCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(descPubEvents, prometheus.CounterValue, float64(sg.PublisherEvents))
 	ch <- prometheus.MustNewConstMetric(descIndexNow, prometheus.CounterValue, float64(sg.IndexNowURLs), "accepted")
 	ch <- prometheus.MustNewConstMetric(descIndexNow, prometheus.CounterValue, float64(sg.IndexNowRefused), "refused")
+	if fr := st.Freshness; fr.Samples > 0 {
+		for k, v := range map[string]float64{"measured": fr.Freshness, "low": fr.Low, "high": fr.High} {
+			ch <- prometheus.MustNewConstMetric(descFresh, prometheus.GaugeValue, v, k)
+		}
+	}
+	if st.Freshness.Expected > 0 {
+		ch <- prometheus.MustNewConstMetric(descFresh, prometheus.GaugeValue, st.Freshness.Expected, "expected")
+	}
+	ch <- prometheus.MustNewConstMetric(descSamples, prometheus.CounterValue, float64(st.Freshness.Drawn-st.Freshness.NoVerdict), "verdict")
+	ch <- prometheus.MustNewConstMetric(descSamples, prometheus.CounterValue, float64(st.Freshness.NoVerdict), "no_verdict")
 	if n := st.NAT; n != nil {
 		for _, r := range []string{"public", "private", "unknown"} {
 			ch <- prometheus.MustNewConstMetric(descReach, prometheus.GaugeValue, map[bool]float64{true: 1}[n.Reachability == r], r)

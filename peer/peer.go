@@ -109,6 +109,10 @@ type Peer struct {
 	// the frontier's change-rate summary, cached (rateStats, under heldMu)
 	rates   crawl.RateStats
 	ratesAt time.Time
+	// warnedAt is when a disagreement of measured and expected freshness
+	// was last logged (sampler goroutine only).
+	warnedAt time.Time
+
 	cfg     Config
 	cid     string
 	stores  Stores
@@ -177,8 +181,10 @@ func New(cfg Config, st Stores) (*Peer, error) {
 	}
 	// What it polls, it tells, unchanged pages included, so its peers can
 	// count its polls as their visits; and it polls in its own order, put
-	// off by up to ten merge intervals, so that peers interleave (the demo
-	// measured 4, 12, 30 and 60 s with merges every 3 s: 30 s was best).
+	// off by up to ten of the shortest merge intervals (the demo measured
+	// 4, 12, 30 and 60 s with merges every 3 s: 30 s was best), and never
+	// by more than half a page's revisit interval (crawl.revisitOffset),
+	// so that peers interleave.
 	cfg.Crawl.Confirm = cfg.Crawl.Confirm || cfg.Share
 	if f, ok := cfg.Controller.(rho.Fixed); cfg.Crawl.Spread == 0 && !(ok && f == 1) {
 		sched := cfg.Schedule

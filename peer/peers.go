@@ -1,6 +1,7 @@
 package peer
 
 import (
+	"math"
 	"net/url"
 	"slices"
 	"sort"
@@ -15,9 +16,13 @@ import (
 // Schedule sets how often peers are merged from. Zero fields take the
 // defaults named.
 type Schedule struct {
-	// MergeMin and MergeMax bound the adaptive wait between two merges
-	// from one peer: halved after a merge that gained events, grown by half
-	// after one that gained none. Defaults 30 s and 30 min.
+	// MergeMin and MergeMax bound the wait between two merges from one
+	// peer, which follows what its merges bring (done): it shrinks while
+	// they bring more than MergeTarget events and grows while they bring
+	// fewer, so a peer whose web changes in seconds is merged every
+	// second or two and one whose web changes in days every half hour.
+	// Defaults 1 s (the most a peer is asked of its day file: one request
+	// a second, mostly answered 304 or with a small range) and 30 min.
 	MergeMin, MergeMax time.Duration
 	// BackoffBase and BackoffMax bound the wait after failed merges, which
 	// doubles with each consecutive failure. Defaults 30 s and 1 h.
@@ -30,7 +35,7 @@ func (s *Schedule) defaults() {
 			*d = v
 		}
 	}
-	def(&s.MergeMin, 30*time.Second)
+	def(&s.MergeMin, DefaultMergeMin)
 	def(&s.MergeMax, 30*time.Minute)
 	def(&s.BackoffBase, 30*time.Second)
 	def(&s.BackoffMax, time.Hour)
@@ -230,15 +235,34 @@ func (s *peerSet) done(shrURL string, o mergeOutcome, now time.Time) Record {
 	if r.Source == "static" { // over HTTP these are claims, kept to show
 		r.PeerID, r.P2PAddrs = o.peerID, o.p2pAddrs
 	}
-	if o.gained > 0 {
-		iv = max(s.sched.MergeMin, iv/2)
-	} else {
-		iv = min(s.sched.MergeMax, iv*3/2)
-	}
+	iv = time.Duration(float64(iv) * mergeStep(o.gained))
 	iv = min(max(iv, s.sched.MergeMin), s.sched.MergeMax)
 	r.Interval = Duration(iv)
 	r.NextDue = now.Add(iv)
 	return *r
+}
+
+// DefaultMergeMin is Schedule.MergeMin's default.
+const DefaultMergeMin = time.Second
+
+// MergeTarget is the events a merge should bring: the wait between merges
+// from a peer settles where they bring about this many. What a merge
+// brings ages while it waits on the peer (a record merged d seconds after
+// its poll is stale with probability 1 − e^(−λd)), so fewer events a merge
+// means fresher ones; more means fewer requests. At 4, a merge costs at
+// most a quarter of a request per event (a poll, about one per event on a
+// web that changes as fast as it is polled), and the records wait on the
+// peer a quarter of the time that peer takes to find four changes, which
+// is short against the interval at which it polls any one page as long as
+// it polls more than a handful.
+const MergeTarget = 4
+
+// mergeStep is the factor the wait between merges from a peer is
+// multiplied by after a merge that gained events: the square root of
+// MergeTarget/gained (a damped step toward the wait that would have
+// brought MergeTarget at the same pace), within a halving and a doubling.
+func mergeStep(gained int64) float64 {
+	return min(2, max(0.5, math.Sqrt(MergeTarget/max(float64(gained), 0.25))))
 }
 
 // snapshot returns the rows sorted by URL.

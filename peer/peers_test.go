@@ -44,8 +44,9 @@ func TestPeerSetRoundRobinBackoffAndAdaptiveWait(t *testing.T) {
 			t.Fatalf("after its backoff, next gave %q", got.URL)
 		}
 	}
-	// A success clears the failures; the wait halves on gain, grows by half without.
-	r := s.done(a.URL, mergeOutcome{gained: 5, special: []string{"http://a.example/"}}, now)
+	// A success clears the failures; the wait follows what merges bring:
+	// halved when they bring 4x MergeTarget or more, doubled when nothing.
+	r := s.done(a.URL, mergeOutcome{gained: 4 * MergeTarget, special: []string{"http://a.example/"}}, now)
 	if r.Consecutive != 0 || !r.Healthy() || time.Duration(r.Interval) != 10*time.Second || r.Failures != 3 {
 		t.Fatalf("after success: %+v", r)
 	}
@@ -55,13 +56,23 @@ func TestPeerSetRoundRobinBackoffAndAdaptiveWait(t *testing.T) {
 		r = s.done(a.URL, mergeOutcome{}, r.NextDue)
 		waits = append(waits, time.Duration(r.Interval))
 	}
-	if want := []time.Duration{15e9, 22.5e9, 33.75e9, 50.625e9, 75.9375e9, 80e9}; !reflect.DeepEqual(waits, want) {
+	if want := []time.Duration{20e9, 40e9, 80e9, 80e9, 80e9, 80e9}; !reflect.DeepEqual(waits, want) {
 		t.Fatalf("waits without gain %v, want %v", waits, want)
 	}
 	s.next(r.NextDue)
-	r = s.done(a.URL, mergeOutcome{gained: 1}, r.NextDue)
+	r = s.done(a.URL, mergeOutcome{gained: 16 * MergeTarget}, r.NextDue)
 	if time.Duration(r.Interval) != 40*time.Second {
-		t.Fatalf("wait after a gain %v, want 40s", time.Duration(r.Interval))
+		t.Fatalf("wait after a large gain %v, want 40s", time.Duration(r.Interval))
+	}
+	s.next(r.NextDue)
+	r = s.done(a.URL, mergeOutcome{gained: MergeTarget}, r.NextDue)
+	if time.Duration(r.Interval) != 40*time.Second {
+		t.Fatalf("wait after a merge that brought the target %v, want it kept at 40s", time.Duration(r.Interval))
+	}
+	s.next(r.NextDue)
+	r = s.done(a.URL, mergeOutcome{gained: 1}, r.NextDue)
+	if time.Duration(r.Interval) != 80*time.Second {
+		t.Fatalf("wait after a merge that brought one event %v, want 80s (doubled)", time.Duration(r.Interval))
 	}
 	if known, healthy := s.counts(); known != 2 || healthy != 1 {
 		t.Fatalf("counts %d known, %d healthy", known, healthy)

@@ -193,6 +193,7 @@ func (p *Peer) sampler(ctx context.Context) {
 		case now := <-t.C:
 			p.sample(now)
 			p.expireChecks(now)
+			p.warnIfDeceived(now)
 		}
 	}
 }

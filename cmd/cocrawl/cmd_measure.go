@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cocrawl/cocrawl/internal/measure"
+	"github.com/cocrawl/cocrawl/peer"
 )
 
 // cmdMeasure runs the crawler's policy experiments (docs/performance.md).
@@ -34,7 +35,7 @@ func measurePublish(ctx context.Context, args []string, out io.Writer) error {
 	fs.IntVar(&c.Files, "files", 10000, "files in the document root")
 	fs.Float64Var(&c.PerMinute, "per-minute", 100, "files changed a minute (Poisson)")
 	fs.DurationVar(&c.Measure, "measure", 3*time.Minute, "how long files are changed")
-	fs.DurationVar(&c.MergeMin, "merge-min", 30*time.Second, "the peer's shortest wait between two merges (cocrawl run's default)")
+	fs.DurationVar(&c.MergeMin, "merge-min", peer.DefaultMergeMin, "the peer's shortest wait between two merges (cocrawl run's default)")
 	fs.DurationVar(&c.MergeMax, "merge-max", 30*time.Minute, "the peer's longest wait between two merges")
 	fs.Uint64Var(&c.Seed, "seed", 1, "random seed of the changes")
 	fs.BoolVar(&c.IndexNow, "indexnow", false, "the publisher pings the peer's /indexnow with each change")

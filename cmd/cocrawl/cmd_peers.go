@@ -48,6 +48,16 @@ func cmdPeers(ctx context.Context, args []string, out io.Writer) error {
 		fmt.Fprintf(out, "; peer ID %s, community %s, %d in its DHT table", status.PeerID, status.Community, status.DHTPeers)
 	}
 	fmt.Fprintln(out)
+	if fr := status.Freshness; fr.Samples > 0 {
+		verdict := ""
+		if fr.Disagree {
+			verdict = ": they disagree, the model's beliefs are wrong"
+		}
+		fmt.Fprintf(out, "freshness measured %.3f [%.3f, %.3f] from %d samples over %s; the model expects %.3f%s\n",
+			fr.Freshness, fr.Low, fr.High, fr.Samples, time.Duration(fr.WindowS*float64(time.Second)).Round(time.Second), fr.Expected, verdict)
+	} else {
+		fmt.Fprintf(out, "freshness: no samples yet (%d drawn); the model expects %.3f\n", fr.Drawn, fr.Expected)
+	}
 	if n := status.NAT; n != nil {
 		reach := n.Reachability
 		if n.Forced {

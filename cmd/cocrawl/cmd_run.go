@@ -62,7 +62,7 @@ func newRunFlags() (*flag.FlagSet, *runOptions) {
 	fs.StringVar(&o.rhoSpec, "rho", "", "rho controller: a number or fixed:R in [0,1], bangbang, rate, or seek[:PERIOD]; overrides the mode's")
 	fs.BoolVar(o.share, "share", true, "publish what this peer learns; overrides the mode's")
 	fs.IntVar(&o.slots, "slots", 0, "network operations in flight, each a poll or a merge; default --workers")
-	fs.DurationVar(&o.mergeMin, "merge-min", 30*time.Second, "shortest wait between two merges from one peer")
+	fs.DurationVar(&o.mergeMin, "merge-min", peer.DefaultMergeMin, "shortest wait between two merges from one peer (the wait follows what merges bring: about 4 events each)")
 	fs.DurationVar(&o.mergeMax, "merge-max", 30*time.Minute, "longest wait between two merges from one peer")
 	fs.BoolVar(&o.allowPrivate, "allow-private", false, "allow loopback and private addresses for polls and merges (tests, LANs)")
 	fs.DurationVar(&o.every, "status-every", 5*time.Second, "how often to print a status line (0: never)")

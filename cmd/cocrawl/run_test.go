@@ -201,6 +201,10 @@ func TestRunThreePeers(t *testing.T) {
 			if !strings.Contains(string(body), want) {
 				t.Fatalf("%s%s lacks %q", addr, path, want)
 			}
+			// Measured freshness beside the model's (issue 28).
+			if also := map[string]string{"/metrics": `cocrawl_freshness_samples_total{outcome="verdict"}`, "/api/status": `"freshness": {`}[path]; also != "" && !strings.Contains(string(body), also) {
+				t.Fatalf("%s%s lacks %q", addr, path, also)
+			}
 		}
 	}
 	out := stops[0]()
@@ -266,7 +270,7 @@ func TestRunFindsPeersThroughTheDHT(t *testing.T) {
 		t.Fatalf("status without libp2p identity: %+v", st)
 	}
 	out := mustRun(t, "peers", "--api", "http://"+addrs[2])
-	if strings.Count(out, " dht ") != 2 || !strings.Contains(out, "healthy") || !strings.Contains(out, "community e2e-test") {
+	if strings.Count(out, " dht ") != 2 || !strings.Contains(out, "healthy") || !strings.Contains(out, "community e2e-test") || !strings.Contains(out, "freshness") {
 		t.Fatalf("cocrawl peers says:\n%s", out)
 	}
 }

@@ -362,7 +362,7 @@ func startMember(ctx context.Context, cfg Config, dir, group string, i int, host
 			Fetch: crawl.FetchConfig{AllowPrivate: true, Timeout: 5 * time.Second, UserAgent: "cocrawl-demo/1.1 (" + name + ")"},
 		},
 		RequestsPerSecond: cfg.Budget, AllowPrivate: true, Slots: 8,
-		Schedule: peer.Schedule{MergeMin: 3 * time.Second, MergeMax: 20 * time.Second, BackoffBase: time.Second, BackoffMax: 10 * time.Second},
+		Schedule: peer.Schedule{BackoffBase: time.Second, BackoffMax: 10 * time.Second},
 		Grace:    3 * time.Second, Logger: cfg.Logger,
 	}
 	if group == Coop || group == Liar {
@@ -525,6 +525,12 @@ func finalRows(members []*member, series []Point, warmup time.Duration) []PeerRo
 			r.False = series[n-1].False[m.name]
 		}
 		r.Checks, r.ChecksRefuted = st.Checks.Asked, st.Checks.Refuted
+		fr := st.Freshness
+		r.Measured, r.MeasuredLow, r.MeasuredHigh, r.MeasuredSamples, r.Expected = fr.Freshness, fr.Low, fr.High, fr.Samples, fr.Expected
+		if n := len(series); n > 0 {
+			from := series[n-1].T - time.Duration(fr.WindowS*float64(time.Second))
+			r.TruthInWindow = meanAfter(series, from, func(p Point) float64 { return p.Coverage[m.name] })
+		}
 		rows = append(rows, r)
 	}
 	sort.SliceStable(rows, func(i, j int) bool { return rows[i].Group < rows[j].Group })

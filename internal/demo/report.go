@@ -28,6 +28,12 @@ type PeerRow struct {
 	EventsPerPoll  float64
 	EventsPerMerge float64
 	Bytes          int64
+	// What the peer measured of its own freshness by sampled re-polls
+	// (peer.FreshnessStatus), the truth averaged over the time its samples
+	// span, and what its revisit model expected.
+	Measured, MeasuredLow, MeasuredHigh float64
+	MeasuredSamples                     int
+	TruthInWindow, Expected             float64
 }
 
 // Report is what a run measured.
@@ -114,6 +120,18 @@ func (r *Report) Print(w io.Writer) {
 	fmt.Fprintln(tw, "\t\t\t\t\t\t\t\t\t\t\t\t\t\t")
 	for _, g := range []string{Coop, Poll} {
 		row(r.Groups[g])
+	}
+	tw.Flush()
+	// What each peer believed of itself against the truth.
+	fmt.Fprintln(w, "\nwhat each peer measured of its own freshness by sampled re-polls (95% interval), against the truth over the same time, and what its revisit model expected:")
+	tw = tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "peer\tmeasured\tinterval\tsamples\ttruth\tmodel\t")
+	for _, p := range r.Peers {
+		if p.MeasuredSamples == 0 {
+			fmt.Fprintf(tw, "%s\t-\t-\t0\t%.3f\t%.3f\t\n", p.Name, p.TruthInWindow, p.Expected)
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t%.3f\t[%.3f, %.3f]\t%d\t%.3f\t%.3f\t\n", p.Name, p.Measured, p.MeasuredLow, p.MeasuredHigh, p.MeasuredSamples, p.TruthInWindow, p.Expected)
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "\ncooperating peers were %.2fx as fresh as polling-only peers, each allowed %.0f requests per second;\n", r.Ratio, r.Config.Budget)

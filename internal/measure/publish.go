@@ -32,7 +32,7 @@ type PublishConfig struct {
 	PerMinute float64 // file changes a minute (Poisson); default 100
 	Measure   time.Duration
 	// MergeMin and MergeMax are the peer's merge schedule; defaults those
-	// of `cocrawl run`, 30 s and 30 min.
+	// of `cocrawl run`, 1 s and 30 min.
 	MergeMin, MergeMax time.Duration
 	// IndexNow makes the publisher ping the peer's /indexnow with each
 	// change, which moves the peer's next merge forward.
@@ -54,7 +54,7 @@ func (c *PublishConfig) defaults() {
 		c.Measure = 3 * time.Minute
 	}
 	if c.MergeMin <= 0 {
-		c.MergeMin = 30 * time.Second
+		c.MergeMin = peer.DefaultMergeMin
 	}
 	if c.MergeMax <= 0 {
 		c.MergeMax = 30 * time.Minute

@@ -1,0 +1,200 @@
+package crawl
+
+import (
+	"math"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/cocrawl/cocrawl/webevents"
+)
+
+// Self-measurement. A crawler's model of its own freshness (the revisit
+// plan's expected freshness, RateStats) rests on beliefs: that its change
+// rates are right, and that a peer's record it counted as a visit is still
+// true. Neither is checked by the polls the plan makes, which go where the
+// plan says. So a share of the polls (Config.SampleShare) goes to a
+// uniform random sample of every URL the crawler knows, whatever the
+// source of what it holds: at a time the schedule did not choose, the
+// poll says whether the state held was still the page's. The share of
+// those polls that found it current is an unbiased estimate of the
+// crawler's freshness (coverage-weighted: a URL known but held by nobody
+// counts as stale), with a binomial confidence interval.
+//
+// A sampled poll asks for the page itself (no conditional request) and
+// goes ahead of the host's other due URLs, and hints cannot put it off,
+// as a spot-check (Recheck); it is a poll like any other for the store
+// and the schedule. It is judged against what was held just before it:
+//
+//   - current: a 200 whose page Detect finds unchanged from the held state,
+//     or a 404/410 of a URL held as deleted;
+//   - stale: a change, a page held by nobody, a deletion not held;
+//   - no verdict: an error, a 5xx or 429, another status, a URL robots.txt
+//     excludes, a 404 of a URL never held.
+
+// DefaultSampleShare is the share of polls spent on samples by default: at
+// 20 polls a second, a sample every 1.7 s, 400 samples (about ±5%) in 11
+// minutes.
+const DefaultSampleShare = 0.03
+
+// sampleWindow is how many of the latest verdicts the estimate uses: old
+// enough to be tight (±5% at worst), recent enough to follow a change.
+const sampleWindow = 400
+
+// SelfMeasure is the crawler's freshness as its samples measured it.
+type SelfMeasure struct {
+	// Samples and Current count the verdicts in the window (the latest
+	// sampleWindow); Freshness is Current/Samples, and Low and High its
+	// 95% Wilson interval. Zero Samples: nothing measured yet.
+	Samples   int     `json:"samples"`
+	Current   int     `json:"current"`
+	Freshness float64 `json:"freshness"`
+	Low       float64 `json:"low"`
+	High      float64 `json:"high"`
+	// Since the start: samples drawn, and those that reached no verdict.
+	Drawn     int64 `json:"drawn"`
+	NoVerdict int64 `json:"no_verdict"`
+	// Window is the time the verdicts in the window span.
+	WindowS float64 `json:"window_s"`
+}
+
+// Disagrees says whether a believed freshness lies outside the measured
+// interval, once the sample is large enough to say (30 verdicts).
+func (m SelfMeasure) Disagrees(believed float64) bool {
+	return m.Samples >= 30 && (believed < m.Low || believed > m.High)
+}
+
+// selfCheck keeps the verdicts. Its own lock: read by the status while
+// polls are judged.
+type selfCheck struct {
+	share float64 // of polls
+	owed  float64 // samples owed by the polls so far (c.mu)
+	rng   *rand.Rand
+
+	mu        sync.Mutex
+	verdicts  [sampleWindow]bool
+	at        [sampleWindow]time.Time
+	next, n   int
+	drawn     int64
+	noVerdict int64
+}
+
+func newSelfCheck(share float64) *selfCheck {
+	return &selfCheck{share: share, rng: rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))}
+}
+
+// polled notes one poll (not a sample) and draws the samples it owes.
+// c.mu held.
+func (c *Crawler) polledForSample(now time.Time) {
+	s := c.self
+	if s.share <= 0 || len(c.f.all) == 0 {
+		return
+	}
+	s.owed += s.share
+	for s.owed >= 1 {
+		s.owed--
+		c.drawSample(now)
+	}
+}
+
+// drawSample marks a uniform random URL of the frontier for a sampled
+// poll, ahead of its host's other URLs. c.mu held.
+func (c *Crawler) drawSample(now time.Time) {
+	st := c.f.all[c.self.rng.IntN(len(c.f.all))]
+	s := c.self
+	s.mu.Lock()
+	s.drawn++
+	s.mu.Unlock()
+	if st.sampling {
+		// Drawn again before its poll: one poll judges it once. Counting it
+		// as no verdict keeps the draw uniform (a repeat is not re-drawn).
+		c.noVerdict()
+		return
+	}
+	st.sampling = true
+	h := c.f.host(hostKey(st.URL))
+	if st.Gone {
+		// Held as deleted: the sample checks that it still is.
+		st.Gone = false
+		st.Due = time.Unix(0, 0)
+		c.f.enqueue(h, st)
+	} else {
+		// Before every due URL: the time of the look is the draw's, not
+		// the schedule's. A URL being polled just carries it.
+		c.f.setDue(st, time.Unix(0, 0))
+	}
+	c.save(st)
+	c.signal()
+}
+
+func (c *Crawler) noVerdict() {
+	c.self.mu.Lock()
+	c.self.noVerdict++
+	c.self.mu.Unlock()
+}
+
+// judgeSample records the verdict of a sampled poll: prev is what was
+// held before it, changed whether Detect found an event, kind its error
+// kind. c.mu need not be held.
+func (c *Crawler) judgeSample(prev *webevents.Event, changed bool, status int, kind string, at time.Time) {
+	var current bool
+	switch {
+	case kind != "" && kind != "4xx":
+		c.noVerdict()
+		return
+	case status == 200 || status == 304:
+		current = prev != nil && prev.Stat != webevents.Delete && !changed
+	case status == 404 || status == 410:
+		if prev == nil {
+			c.noVerdict()
+			return
+		}
+		current = prev.Stat == webevents.Delete
+	default:
+		c.noVerdict()
+		return
+	}
+	s := c.self
+	s.mu.Lock()
+	s.verdicts[s.next], s.at[s.next] = current, at
+	s.next = (s.next + 1) % sampleWindow
+	s.n = min(s.n+1, sampleWindow)
+	s.mu.Unlock()
+}
+
+// SelfMeasure returns the freshness the crawler's samples measured.
+func (c *Crawler) SelfMeasure() SelfMeasure {
+	s := c.self
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m := SelfMeasure{Samples: s.n, Drawn: s.drawn, NoVerdict: s.noVerdict}
+	if s.n == 0 {
+		return m
+	}
+	oldest := s.at[(s.next-s.n+sampleWindow)%sampleWindow]
+	newest := s.at[(s.next-1+sampleWindow)%sampleWindow]
+	m.WindowS = newest.Sub(oldest).Seconds()
+	for i := range s.n {
+		if s.verdicts[(s.next-1-i+sampleWindow)%sampleWindow] {
+			m.Current++
+		}
+	}
+	m.Freshness = float64(m.Current) / float64(m.Samples)
+	m.Low, m.High = Wilson(m.Current, m.Samples)
+	return m
+}
+
+// Wilson is the 95% Wilson score interval of a binomial proportion of k
+// successes in n trials: sound at 0 and n and for small n, where the
+// normal approximation is not.
+func Wilson(k, n int) (lo, hi float64) {
+	if n <= 0 {
+		return 0, 1
+	}
+	const z = 1.959964
+	p, nf := float64(k)/float64(n), float64(n)
+	d := 1 + z*z/nf
+	c := (p + z*z/(2*nf)) / d
+	w := z * math.Sqrt(p*(1-p)/nf+z*z/(4*nf*nf)) / d
+	return max(0, c-w), min(1, c+w)
+}

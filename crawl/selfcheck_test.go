@@ -1,0 +1,110 @@
+package crawl
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/cocrawl/cocrawl/internal/testweb"
+	"github.com/cocrawl/cocrawl/webevents"
+)
+
+// heldFresh is the truth the samples estimate: the share of the web's
+// pages, live or deleted, whose present state the store holds.
+func heldFresh(w *testweb.Web, st *webevents.MemStore) float64 {
+	n, fresh := 0, 0
+	for u, ps := range w.Truth() {
+		e, ok, _ := st.Get(u)
+		if !ps.Live && !ok {
+			continue // never seen, gone: nothing to hold
+		}
+		n++
+		switch {
+		case !ok:
+		case ps.Live && e.Stat != webevents.Delete && e.ETag == ps.ETag:
+			fresh++
+		case !ps.Live && e.Stat == webevents.Delete:
+			fresh++
+		}
+	}
+	return float64(fresh) / float64(max(n, 1))
+}
+
+// The sampled polls' estimate of freshness falls within its interval of
+// the truth, on a web that changes about once per revisit cycle (so the
+// truth is far from 0 and 1), with and without Last-Modified.
+func TestSelfMeasureMatchesTheTruth(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a crawl for 10 s")
+	}
+	w := runWeb(t, testweb.Config{Hosts: 2, PagesPerHost: 100, UpdateRate: 0.4, NoLastModifiedEvery: 2,
+		CrossLinks: -1, Seed: 5})
+	st := webevents.NewMemStore()
+	cfg := testConfig(w)
+	cfg.RevisitMin, cfg.RevisitMax = 20*time.Millisecond, time.Minute
+	cfg.SampleShare = 0.25
+	c := startCrawler(t, cfg, st, &MemFrontier{})
+	// Warm up until every page was seen, then sample the truth as the
+	// crawler samples itself.
+	waitFor(t, 20*time.Second, "every page seen", func() bool { return c.Stats().Polls > 400 })
+	before := c.SelfMeasure()
+	var sum float64
+	var n int
+	for end := time.Now().Add(8 * time.Second); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
+		sum += heldFresh(w, st)
+		n++
+	}
+	truth := sum / float64(n)
+	m := c.SelfMeasure()
+	t.Logf("truth %.3f; measured %.3f [%.3f, %.3f] from %d samples (%d drawn, %d without verdict); %d polls",
+		truth, m.Freshness, m.Low, m.High, m.Samples, m.Drawn, m.NoVerdict, c.Stats().Polls)
+	if m.Samples-before.Samples < 100 {
+		t.Fatalf("only %d samples in the window", m.Samples-before.Samples)
+	}
+	if truth < 0.15 || truth > 0.85 {
+		t.Fatalf("truth %.3f: the web is not in the regime the test needs", truth)
+	}
+	// The window reaches back before the truth was sampled: allow the
+	// interval a margin for the drift of the warm-up.
+	if truth < m.Low-0.05 || truth > m.High+0.05 {
+		t.Errorf("truth %.3f is outside the measured interval [%.3f, %.3f]", truth, m.Low, m.High)
+	}
+	if m.NoVerdict > m.Drawn/4 {
+		t.Errorf("%d of %d samples reached no verdict", m.NoVerdict, m.Drawn)
+	}
+}
+
+// Samples are off with a negative share, and a crawler that polls nothing
+// measures nothing.
+func TestSelfMeasureOff(t *testing.T) {
+	w := runWeb(t, testweb.Config{Hosts: 1, PagesPerHost: 10, Seed: 2})
+	cfg := testConfig(w)
+	cfg.SampleShare = -1
+	c := startCrawler(t, cfg, webevents.NewMemStore(), &MemFrontier{})
+	waitFor(t, 10*time.Second, "polls", func() bool { return c.Stats().Polls > 30 })
+	if m := c.SelfMeasure(); m.Drawn != 0 || m.Samples != 0 {
+		t.Errorf("samples drawn with sampling off: %+v", m)
+	}
+}
+
+func TestWilson(t *testing.T) {
+	for _, tt := range []struct {
+		k, n   int
+		lo, hi float64
+	}{
+		{0, 10, 0, 0.2775},
+		{10, 10, 0.7225, 1},
+		{50, 100, 0.4038, 0.5962},
+		{0, 0, 0, 1},
+	} {
+		lo, hi := Wilson(tt.k, tt.n)
+		if math.Abs(lo-tt.lo) > 1e-3 || math.Abs(hi-tt.hi) > 1e-3 {
+			t.Errorf("Wilson(%d, %d) = [%.4f, %.4f], want [%.4f, %.4f]", tt.k, tt.n, lo, hi, tt.lo, tt.hi)
+		}
+	}
+	m := SelfMeasure{Samples: 100, Current: 50}
+	m.Low, m.High = Wilson(50, 100)
+	if !m.Disagrees(0.9) || m.Disagrees(0.5) || (SelfMeasure{Samples: 10, Low: 0.4, High: 0.6}).Disagrees(0.9) {
+		t.Error("Disagrees: wrong verdicts")
+	}
+}
