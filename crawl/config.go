@@ -33,7 +33,12 @@ type Config struct {
 	RobotsTTL     time.Duration // how long a robots.txt is cached; default (and at most) 24 h
 	RobotsRetry   time.Duration // retry after a 5xx robots.txt; default 10 min
 
-	RevisitMin time.Duration // revisit interval bounds; default 1 h
+	// RevisitMin and RevisitMax bound revisit intervals; defaults 1 s and
+	// 30 days. They are bounds, not the mechanism: politeness and the
+	// request budget pace the polls, and the optimal policy revisits a
+	// page no sooner than a visit has a fair chance (minChangeChance) to
+	// find it changed, so a static page is not polled every second.
+	RevisitMin time.Duration
 	RevisitMax time.Duration // default 30 days
 	// Revisit is the revisit policy: RevisitOptimal (default; by estimated
 	// change rate under the hosts' politeness budgets), RevisitAdaptive
@@ -53,7 +58,8 @@ type Config struct {
 	SampleShare float64
 	// NoSitemaps turns off reading hosts' sitemaps (signals.go), which
 	// SitemapEvery paces: a round of each host's sitemaps every
-	// SitemapEvery; default RevisitMin.
+	// SitemapEvery; default DefaultSitemapEvery (or RevisitMin when that
+	// is longer).
 	NoSitemaps   bool
 	SitemapEvery time.Duration
 	// RequestRate is what the caller lets the crawler send in all,
@@ -108,6 +114,10 @@ type Config struct {
 	Logger *slog.Logger
 }
 
+// DefaultSitemapEvery is how often a host's sitemaps are read by default:
+// one request per host every ten minutes.
+const DefaultSitemapEvery = 10 * time.Minute
+
 func (c *Config) defaults() error {
 	if c.CID == "" {
 		return errors.New("crawl: a CID (\"host:port Moniker\") is required")
@@ -127,12 +137,12 @@ func (c *Config) defaults() error {
 	def(&c.BackoffBase, 30*time.Second)
 	def(&c.BackoffMax, time.Hour)
 	def(&c.RobotsRetry, 10*time.Minute)
-	def(&c.RevisitMin, time.Hour)
+	def(&c.RevisitMin, time.Second)
 	def(&c.RevisitMax, 30*24*time.Hour)
 	if c.RobotsTTL <= 0 || c.RobotsTTL > 24*time.Hour {
 		c.RobotsTTL = 24 * time.Hour
 	}
-	def(&c.SitemapEvery, c.RevisitMin)
+	def(&c.SitemapEvery, max(c.RevisitMin, DefaultSitemapEvery))
 	if c.RevisitMax < c.RevisitMin {
 		return fmt.Errorf("crawl: revisit max %v is below revisit min %v", c.RevisitMax, c.RevisitMin)
 	}

@@ -228,6 +228,10 @@ func (c *Crawler) Stop() error {
 	}
 }
 
+// delegatedRelook is how long a URL left to a peer waits before the
+// crawler looks at whether it still is (at least RevisitMin).
+const delegatedRelook = 30 * time.Second
+
 // StopTimeout bounds how long Stop waits for the store.
 var StopTimeout = 30 * time.Second
 
@@ -366,7 +370,7 @@ func (c *Crawler) serveHost(ctx context.Context, h *host) PollResult {
 		if delegated {
 			// A peer polls it; look again later in case the peer leaves.
 			c.delegatedSkips.Add(1)
-			st.Due = now.Add(c.cfg.RevisitMin)
+			st.Due = now.Add(max(c.cfg.RevisitMin, delegatedRelook))
 			c.f.reschedule(h, st)
 			c.save(st)
 		}

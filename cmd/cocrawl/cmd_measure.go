@@ -14,7 +14,7 @@ import (
 // cmdMeasure runs the crawler's policy experiments (docs/performance.md).
 func cmdMeasure(ctx context.Context, args []string, out io.Writer) error {
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
-		return usagef("measure takes an experiment: revisits, first-visits, sitemaps or publish")
+		return usagef("measure takes an experiment: revisits, first-visits, sitemaps, publish or regimes")
 	}
 	switch args[0] {
 	case "revisits":
@@ -25,8 +25,43 @@ func cmdMeasure(ctx context.Context, args []string, out io.Writer) error {
 		return measureSitemaps(ctx, args[1:], out)
 	case "publish":
 		return measurePublish(ctx, args[1:], out)
+	case "regimes":
+		return measureRegimes(ctx, args[1:], out)
 	}
-	return usagef("no experiment %q: revisits, first-visits, sitemaps or publish", args[0])
+	return usagef("no experiment %q: revisits, first-visits, sitemaps, publish or regimes", args[0])
+}
+
+func measureRegimes(ctx context.Context, args []string, out io.Writer) error {
+	fs := newFlags("measure regimes", "measure regimes [--cells LIST] [--hosts N] [--warmup-cycles N] [--measure-cycles N] [--seed N]\n\n"+
+		"Cooperating `cocrawl run` peers against as many `cocrawl crawl` crawlers, all on their defaults, cell by cell.\n"+
+		"A cell is ratio:pages:lm|nolm:delay:peers: the lone poller's cycle over a host (pages x delay) over a page's\n"+
+		"mean change interval, pages per host, Last-Modified or not, the politeness delay, and the peers.")
+	var c measure.RegimeConfig
+	cells := fs.String("cells", "", "cells, comma-separated, as 5:50:lm:200ms:3 (default: the grid of docs/performance.md)")
+	fs.IntVar(&c.Hosts, "hosts", 4, "hosts of each cell's web")
+	fs.Float64Var(&c.WarmupCycles, "warmup-cycles", 3, "warm-up, in lone-poller cycles (at least 30 s)")
+	fs.Float64Var(&c.MeasureCycles, "measure-cycles", 4, "measured window, in lone-poller cycles (at least 60 s)")
+	fs.Uint64Var(&c.Seed, "seed", 1, "random seed of the first cell's web (the next cells add one)")
+	if pos, err := parse(fs, args); err != nil {
+		return err
+	} else if len(pos) > 0 {
+		return usagef("unexpected argument %q", pos[0])
+	}
+	if *cells != "" {
+		var err error
+		if c.Cells, err = measure.ParseRegimeCells(*cells); err != nil {
+			return usagef("--cells: %v", err)
+		}
+	}
+	if c.Hosts < 1 {
+		return usagef("--hosts must be at least 1")
+	}
+	c.Progress = out
+	rs, err := measure.Regimes(ctx, c)
+	if len(rs) > 0 {
+		measure.PrintRegimes(out, c, rs)
+	}
+	return err
 }
 
 func measurePublish(ctx context.Context, args []string, out io.Writer) error {

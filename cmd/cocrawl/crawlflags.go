@@ -23,6 +23,7 @@ type crawlSettings struct {
 	FirstVisits   string
 	Explore       float64
 	Sitemaps      bool
+	SitemapEvery  duration
 	UserAgent     string
 	From          string
 	MaxCrawlDelay duration
@@ -38,7 +39,7 @@ type duration struct{ time.Duration }
 func defaultCrawlSettings() crawlSettings {
 	return crawlSettings{
 		Delay: duration{time.Second}, Workers: 8,
-		RevisitMin: duration{time.Hour}, RevisitMax: duration{30 * 24 * time.Hour},
+		RevisitMin: duration{time.Second}, RevisitMax: duration{30 * 24 * time.Hour}, SitemapEvery: duration{crawl.DefaultSitemapEvery},
 		RevisitPolicy: crawl.RevisitOptimal, FirstVisits: crawl.FirstByBacklinks, Explore: 0.1, Sitemaps: true,
 		UserAgent:     "cocrawl/" + protocol.CurrentVersion + " (+https://github.com/cocrawl/cocrawl)",
 		MaxCrawlDelay: duration{30 * time.Second}, Scope: "host", ConnsPerHost: 1,
@@ -50,6 +51,7 @@ type crawlFlagSet struct {
 	fs                                   *flag.FlagSet
 	config                               *string
 	delay, revisitMin, revisitMax, maxCD *time.Duration
+	sitemapEvery                         *time.Duration
 	workers, conns                       *int
 	ua, from, scope                      *string
 	policy, firstVisits                  *string
@@ -64,12 +66,13 @@ func addCrawlFlags(fs *flag.FlagSet) *crawlFlagSet {
 	c.config = fs.String("config", "", "TOML file of settings (keys are flag names, '_' for '-'); COCRAWL_<FLAG> variables and flags win")
 	c.delay = fs.Duration("delay", d.Delay.Duration, "minimum delay between two requests to one host (0 is allowed, for loopback benchmarks)")
 	c.workers = fs.Int("workers", d.Workers, "fetches in flight across hosts")
-	c.revisitMin = fs.Duration("revisit-min", d.RevisitMin.Duration, "shortest revisit interval")
+	c.revisitMin = fs.Duration("revisit-min", d.RevisitMin.Duration, "shortest revisit interval (a bound: the revisit policy, politeness and the request budget pace revisits)")
 	c.revisitMax = fs.Duration("revisit-max", d.RevisitMax.Duration, "longest revisit interval")
 	c.policy = fs.String("revisit-policy", d.RevisitPolicy, "optimal (by estimated change rates under each host's politeness budget), adaptive (halve on a change, x1.5 without) or uniform")
 	c.firstVisits = fs.String("first-visits", d.FirstVisits, "order of URLs never polled: backlinks (most pages seen linking first) or breadth (as found)")
 	c.explore = fs.Float64("explore", d.Explore, "share of a host's requests kept for first visits while revisits are due (0 to 1)")
-	c.sitemaps = fs.Bool("sitemaps", d.Sitemaps, "read hosts' sitemaps (robots.txt Sitemap: lines, /sitemap.xml) for URLs and lastmod hints, each round every --revisit-min")
+	c.sitemaps = fs.Bool("sitemaps", d.Sitemaps, "read hosts' sitemaps (robots.txt Sitemap: lines, /sitemap.xml) for URLs and lastmod hints, each round every --sitemap-every")
+	c.sitemapEvery = fs.Duration("sitemap-every", d.SitemapEvery.Duration, "how often each host's sitemaps and feeds are read")
 	c.ua = fs.String("user-agent", d.UserAgent, "User-Agent, with a contact URL; its product token is matched in robots.txt")
 	c.from = fs.String("from", "", "your e-mail, sent in the From header")
 	c.maxCD = fs.Duration("max-crawl-delay", d.MaxCrawlDelay.Duration, "cap on a robots.txt Crawl-delay")
@@ -89,7 +92,7 @@ func (c *crawlFlagSet) settings() (crawlSettings, error) {
 	s := crawlSettings{
 		Delay: duration{*c.delay}, Workers: *c.workers,
 		RevisitMin: duration{*c.revisitMin}, RevisitMax: duration{*c.revisitMax},
-		RevisitPolicy: *c.policy, FirstVisits: *c.firstVisits, Explore: *c.explore, Sitemaps: *c.sitemaps,
+		RevisitPolicy: *c.policy, FirstVisits: *c.firstVisits, Explore: *c.explore, Sitemaps: *c.sitemaps, SitemapEvery: duration{*c.sitemapEvery},
 		UserAgent: *c.ua, From: *c.from, MaxCrawlDelay: duration{*c.maxCD},
 		Scope: *c.scope, Include: c.include, Exclude: c.exclude, ConnsPerHost: *c.conns,
 	}
@@ -100,6 +103,8 @@ func (c *crawlFlagSet) settings() (crawlSettings, error) {
 		return s, usagef("--workers must be at least 1")
 	case s.RevisitMin.Duration <= 0 || s.RevisitMax.Duration < s.RevisitMin.Duration:
 		return s, usagef("--revisit-min must be positive and at most --revisit-max")
+	case s.SitemapEvery.Duration <= 0:
+		return s, usagef("--sitemap-every must be positive")
 	case s.RevisitPolicy != crawl.RevisitOptimal && s.RevisitPolicy != crawl.RevisitAdaptive && s.RevisitPolicy != crawl.RevisitUniform:
 		return s, usagef("--revisit-policy %q: optimal, adaptive or uniform", s.RevisitPolicy)
 	case s.FirstVisits != crawl.FirstByBacklinks && s.FirstVisits != crawl.FirstByBreadth:
@@ -127,7 +132,7 @@ func (s crawlSettings) crawlConfig(seeds []string, cid string, allowPrivate bool
 		Seeds: seeds, CID: cid, Agent: agentToken(s.UserAgent),
 		Workers: s.Workers, MinDelay: s.Delay.Duration, DelaySet: true, MaxCrawlDelay: s.MaxCrawlDelay.Duration,
 		RevisitMin: s.RevisitMin.Duration, RevisitMax: s.RevisitMax.Duration,
-		Revisit: s.RevisitPolicy, FirstVisits: s.FirstVisits, Explore: exploreShare(s.Explore), NoSitemaps: !s.Sitemaps,
+		Revisit: s.RevisitPolicy, FirstVisits: s.FirstVisits, Explore: exploreShare(s.Explore), NoSitemaps: !s.Sitemaps, SitemapEvery: s.SitemapEvery.Duration,
 		Scope: s.Scope, Include: s.Include, Exclude: s.Exclude,
 		Fetch: crawl.FetchConfig{UserAgent: s.UserAgent, From: s.From, AllowPrivate: allowPrivate, ConnsPerHost: s.ConnsPerHost},
 	}

@@ -1,0 +1,423 @@
+package measure
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/cocrawl/cocrawl/crawl"
+	"github.com/cocrawl/cocrawl/crawl/revisit"
+	"github.com/cocrawl/cocrawl/internal/testweb"
+	"github.com/cocrawl/cocrawl/peer"
+	"github.com/cocrawl/cocrawl/webevents"
+)
+
+// The regime sweep (issue 28): cooperating peers against polling-only
+// crawlers, both on their default settings, across the regimes a real
+// community meets. Each cell is a fresh testweb of Hosts hosts whose pages
+// change as Poisson processes; K `cocrawl run` peers (defaults, told of
+// each other with --peer, over HTTP) and K `cocrawl crawl` crawlers
+// (defaults) crawl it at the same time, every one with the cell's
+// politeness delay. The figures:
+//
+//   - freshness ratio: the peers' mean freshness over the crawlers';
+//   - load ratio: the peers' requests per peer over the crawlers';
+//   - the lone crawler's share of the revisit optimum for the request rate
+//     it reached (pages change alike, so the optimum is uniform revisits);
+//   - the peers' self-measured freshness against the truth.
+
+// RegimeCell is one cell of the sweep.
+type RegimeCell struct {
+	// CycleRatio is the lone poller's cycle over a host (Pages × Delay)
+	// over a page's mean change interval: 0.2 (it sees every change), 1,
+	// 5 or 25 (it sees few).
+	CycleRatio   float64
+	Pages        int // per host
+	LastModified bool
+	Delay        time.Duration
+	Peers        int
+}
+
+func (c RegimeCell) String() string {
+	lm := "LM"
+	if !c.LastModified {
+		lm = "no LM"
+	}
+	return fmt.Sprintf("cycle/change %g, %d pages/host, %s, delay %v, %d peers", c.CycleRatio, c.Pages, lm, c.Delay, c.Peers)
+}
+
+// cycle is the lone poller's time around one host.
+func (c RegimeCell) cycle() time.Duration { return time.Duration(c.Pages) * c.Delay }
+
+// DefaultRegimeCells is the grid `cocrawl measure regimes` runs when given
+// none: every cycle ratio at 50 pages a host, 0.2 s, 3 peers and
+// Last-Modified; then without Last-Modified, at 1 s, with 2 and 5 peers,
+// and 1,000 pages a host, at a ratio of 5.
+func DefaultRegimeCells() []RegimeCell {
+	var cells []RegimeCell
+	base := RegimeCell{CycleRatio: 5, Pages: 50, LastModified: true, Delay: 200 * time.Millisecond, Peers: 3}
+	for _, r := range []float64{0.2, 1, 5, 25} {
+		c := base
+		c.CycleRatio = r
+		cells = append(cells, c)
+	}
+	vary := func(f func(*RegimeCell)) {
+		c := base
+		f(&c)
+		cells = append(cells, c)
+	}
+	vary(func(c *RegimeCell) { c.LastModified = false })
+	vary(func(c *RegimeCell) { c.Delay = time.Second })
+	vary(func(c *RegimeCell) { c.Peers = 2 })
+	vary(func(c *RegimeCell) { c.Peers = 5 })
+	vary(func(c *RegimeCell) { c.Pages = 1000 })
+	return cells
+}
+
+// RegimeConfig shapes the sweep. Zero fields take the defaults named.
+type RegimeConfig struct {
+	Cells []RegimeCell // default DefaultRegimeCells
+	Hosts int          // per web; default 4
+	// Warmup and Measure are in lone-poller cycles (Pages × Delay), each
+	// at least a minimum; defaults 3 cycles (at least 30 s) and 4 cycles
+	// (at least 60 s).
+	WarmupCycles, MeasureCycles float64
+	Seed                        uint64
+	Dir                         string // for the peers' stores; default the system's temporary folder
+	Progress                    io.Writer
+}
+
+func (c *RegimeConfig) defaults() {
+	if len(c.Cells) == 0 {
+		c.Cells = DefaultRegimeCells()
+	}
+	if c.Hosts <= 0 {
+		c.Hosts = 4
+	}
+	if c.WarmupCycles <= 0 {
+		c.WarmupCycles = 3
+	}
+	if c.MeasureCycles <= 0 {
+		c.MeasureCycles = 4
+	}
+	if c.Seed == 0 {
+		c.Seed = 1
+	}
+}
+
+// RegimeResult is what one cell measured.
+type RegimeResult struct {
+	Cell RegimeCell
+	// Mean freshness over the measured window: peers and lone crawlers.
+	Coop, Alone float64
+	// Requests per second per peer and per crawler over the window.
+	CoopRate, AloneRate float64
+	// Optimum is the freshness of uniform revisits (the optimum for pages
+	// that change alike) at the crawlers' request rate per page.
+	Optimum float64
+	// The peers' own measurement of their freshness at the end (mean of
+	// the peers, and of their intervals), against the truth averaged over
+	// the whole window.
+	Measured, MeasuredLow, MeasuredHigh float64
+	Samples                             int
+	Merges                              float64 // per peer
+}
+
+// FreshRatio is the peers' freshness over the lone crawlers'.
+func (r RegimeResult) FreshRatio() float64 { return r.Coop / max(r.Alone, 1e-9) }
+
+// LoadRatio is the peers' requests over the lone crawlers'.
+func (r RegimeResult) LoadRatio() float64 { return r.CoopRate / max(r.AloneRate, 1e-9) }
+
+// OptimumShare is the lone crawlers' freshness over the optimum for their
+// request rate.
+func (r RegimeResult) OptimumShare() float64 { return r.Alone / max(r.Optimum, 1e-9) }
+
+// Regimes runs every cell in turn.
+func Regimes(ctx context.Context, cfg RegimeConfig) ([]RegimeResult, error) {
+	cfg.defaults()
+	var out []RegimeResult
+	for i, cell := range cfg.Cells {
+		if cfg.Progress != nil {
+			fmt.Fprintf(cfg.Progress, "cell %d of %d: %s\n", i+1, len(cfg.Cells), cell)
+		}
+		r, err := runRegime(ctx, cfg, cell, cfg.Seed+uint64(i))
+		if err != nil {
+			return out, fmt.Errorf("cell %s: %w", cell, err)
+		}
+		if cfg.Progress != nil {
+			fmt.Fprintf(cfg.Progress, "  freshness %.3f vs %.3f (%.2fx), load %.2fx, measured %.3f [%.3f, %.3f]\n",
+				r.Coop, r.Alone, r.FreshRatio(), r.LoadRatio(), r.Measured, r.MeasuredLow, r.MeasuredHigh)
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// regimeMember is a peer or a lone crawler, with its store.
+type regimeMember struct {
+	coop  bool
+	peer  *peer.Peer
+	c     *crawl.Crawler
+	store interface {
+		Get(string) (webevents.Event, bool, error)
+	}
+	fresh   float64
+	samples int
+	polls   [2]int64
+}
+
+func (m *regimeMember) pollCount() int64 {
+	if m.peer != nil {
+		return m.peer.Status(false).Polls
+	}
+	return m.c.Stats().Polls
+}
+
+func runRegime(ctx context.Context, cfg RegimeConfig, cell RegimeCell, seed uint64) (RegimeResult, error) {
+	res := RegimeResult{Cell: cell}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	changeEvery := time.Duration(float64(cell.cycle()) / cell.CycleRatio)
+	wc := testweb.Config{Hosts: cfg.Hosts, PagesPerHost: cell.Pages, UpdateRate: 1 / changeEvery.Seconds(), CrossLinks: -1, Seed: seed}
+	if !cell.LastModified {
+		wc.NoLastModifiedEvery = 1
+	}
+	w, err := testweb.Start(wc)
+	if err != nil {
+		return res, err
+	}
+	defer w.Close()
+	dir, err := os.MkdirTemp(cfg.Dir, "cocrawl-regimes-")
+	if err != nil {
+		return res, err
+	}
+	defer os.RemoveAll(dir)
+	quiet := slog.New(slog.DiscardHandler)
+
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+	wg.Add(1)
+	go func() { defer wg.Done(); w.Run(ctx) }()
+
+	// The peers: `cocrawl run --delay D --seed ... --peer ...` on defaults.
+	lns := make([]net.Listener, cell.Peers)
+	for i := range lns {
+		if lns[i], err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
+			return res, err
+		}
+		defer lns[i].Close()
+	}
+	var members []*regimeMember
+	for i, ln := range lns {
+		var others []string
+		for j, o := range lns {
+			if j != i {
+				others = append(others, "http://"+o.Addr().String()+"/robots.shr")
+			}
+		}
+		st, err := webevents.OpenBadger(filepath.Join(dir, fmt.Sprintf("peer-%d", i)), webevents.BadgerOptions{MemTableSize: 8 << 20, Logger: quiet})
+		if err != nil {
+			return res, err
+		}
+		defer st.Close()
+		beh, err := peer.ResolveMode("", "", nil) // the default mode, a controller of its own
+		if err != nil {
+			return res, err
+		}
+		p, err := peer.New(peer.Config{
+			Addr: ln.Addr().String(), Moniker: fmt.Sprintf("cocrawl-regimes/peer-%d", i),
+			Crawl: crawl.Config{Seeds: w.Seeds(), MinDelay: cell.Delay, DelaySet: true,
+				Fetch: crawl.FetchConfig{AllowPrivate: true, Timeout: 10 * time.Second}},
+			Controller: beh.Controller, Mode: beh.Name, Share: beh.Share, Peers: others, AllowPrivate: true, Logger: quiet,
+		}, peer.StoresIn(st))
+		if err != nil {
+			return res, err
+		}
+		srv := &http.Server{Handler: p.Handler(), ReadHeaderTimeout: 5 * time.Second}
+		go func() { _ = srv.Serve(ln) }()
+		defer srv.Close()
+		members = append(members, &regimeMember{coop: true, peer: p, store: st})
+		wg.Add(1)
+		go func() { defer wg.Done(); _ = p.Run(ctx) }()
+	}
+	// The lone crawlers: `cocrawl crawl --delay D --seed ...` on defaults.
+	for i := range cell.Peers {
+		st := webevents.NewMemStore()
+		c, err := crawl.New(crawl.Config{Seeds: w.Seeds(), CID: fmt.Sprintf("alone-%d.test:0 cocrawl", i),
+			MinDelay: cell.Delay, DelaySet: true, Logger: quiet,
+			Fetch: crawl.FetchConfig{AllowPrivate: true, Timeout: 10 * time.Second}}, st, &crawl.MemFrontier{})
+		if err != nil {
+			return res, err
+		}
+		members = append(members, &regimeMember{c: c, store: st})
+		wg.Add(1)
+		go func() { defer wg.Done(); _ = c.Run(ctx) }()
+	}
+
+	cycles := func(n float64, least time.Duration) time.Duration {
+		return max(least, time.Duration(n*float64(cell.cycle())))
+	}
+	warmup, measure := cycles(cfg.WarmupCycles, 30*time.Second), cycles(cfg.MeasureCycles, time.Minute)
+	rng := rand.New(rand.NewPCG(seed, 28))
+	if err := sleepCtx(ctx, warmup); err != nil {
+		return res, err
+	}
+	for _, m := range members {
+		m.polls[0] = m.pollCount()
+	}
+	start := time.Now()
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for time.Since(start) < measure {
+		select {
+		case <-ctx.Done():
+			return res, ctx.Err()
+		case <-tick.C:
+		}
+		truth := w.Truth()
+		urls := sampleLive(truth, 2000, rng)
+		for _, m := range members {
+			m.fresh += heldShare(m.store, truth, urls)
+			m.samples++
+		}
+	}
+	el := time.Since(start).Seconds()
+	var nc, na float64
+	for _, m := range members {
+		m.polls[1] = m.pollCount()
+		f := m.fresh / float64(max(m.samples, 1))
+		rate := float64(m.polls[1]-m.polls[0]) / el
+		if m.coop {
+			res.Coop += f
+			res.CoopRate += rate
+			st := m.peer.Status(false)
+			res.Measured += st.Freshness.Freshness
+			res.MeasuredLow += st.Freshness.Low
+			res.MeasuredHigh += st.Freshness.High
+			res.Samples += st.Freshness.Samples
+			res.Merges += float64(st.Merges)
+			nc++
+		} else {
+			res.Alone += f
+			res.AloneRate += rate
+			na++
+		}
+	}
+	res.Coop, res.CoopRate = res.Coop/nc, res.CoopRate/nc
+	res.Measured, res.MeasuredLow, res.MeasuredHigh, res.Merges = res.Measured/nc, res.MeasuredLow/nc, res.MeasuredHigh/nc, res.Merges/nc
+	res.Samples = int(float64(res.Samples) / nc)
+	res.Alone, res.AloneRate = res.Alone/na, res.AloneRate/na
+	pages := float64(cfg.Hosts * (cell.Pages + 1)) // and the home pages
+	res.Optimum = revisit.Freshness(1/changeEvery.Seconds(), res.AloneRate/pages)
+	return res, nil
+}
+
+// sampleLive picks up to n live pages of the truth at random.
+func sampleLive(truth map[string]testweb.PageState, n int, rng *rand.Rand) []string {
+	var live []string
+	for u, ps := range truth {
+		if ps.Live {
+			live = append(live, u)
+		}
+	}
+	if len(live) <= n {
+		return live
+	}
+	rng.Shuffle(len(live), func(i, j int) { live[i], live[j] = live[j], live[i] })
+	return live[:n]
+}
+
+// heldShare is the share of urls whose present version the store holds.
+func heldShare(st interface {
+	Get(string) (webevents.Event, bool, error)
+}, truth map[string]testweb.PageState, urls []string) float64 {
+	fresh := 0
+	for _, u := range urls {
+		e, ok, err := st.Get(u)
+		if err != nil || !ok || e.Stat == webevents.Delete {
+			continue
+		}
+		ps := truth[u]
+		if (e.ETag != "" && e.ETag == ps.ETag) || (e.ETag == "" && e.LMD >= ps.LMD) {
+			fresh++
+		}
+	}
+	return float64(fresh) / float64(max(len(urls), 1))
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// PrintRegimes writes the sweep's table.
+func PrintRegimes(out io.Writer, cfg RegimeConfig, rs []RegimeResult) {
+	cfg.defaults()
+	fmt.Fprintf(out, "regimes: %d hosts a web; cooperating `cocrawl run` peers against as many `cocrawl crawl` crawlers, all on defaults with the cell's --delay\n", cfg.Hosts)
+	tw := tabwriter.NewWriter(out, 2, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "cycle/change\tpages/host\tLM\tdelay\tpeers\tfresh coop\tfresh alone\tratio\tload ratio\talone/optimum\tmeasured [95%]\tmerges/peer\t")
+	for _, r := range rs {
+		c := r.Cell
+		lm := "yes"
+		if !c.LastModified {
+			lm = "no"
+		}
+		fmt.Fprintf(tw, "%g\t%d\t%s\t%v\t%d\t%.3f\t%.3f\t%.2f\t%.2f\t%.2f\t%.3f [%.2f, %.2f]\t%.0f\t\n", c.CycleRatio, c.Pages, lm, c.Delay, c.Peers,
+			r.Coop, r.Alone, r.FreshRatio(), r.LoadRatio(), r.OptimumShare(), r.Measured, r.MeasuredLow, r.MeasuredHigh, r.Merges)
+	}
+	tw.Flush()
+}
+
+// ParseRegimeCells reads cells as "ratio:pages:lm|nolm:delay:peers",
+// comma-separated, as in "5:50:lm:200ms:3,25:50:nolm:1s:2".
+func ParseRegimeCells(s string) ([]RegimeCell, error) {
+	var cells []RegimeCell
+	for _, part := range strings.Split(s, ",") {
+		f := strings.Split(strings.TrimSpace(part), ":")
+		if len(f) != 5 {
+			return nil, fmt.Errorf("cell %q: want ratio:pages:lm|nolm:delay:peers", part)
+		}
+		var c RegimeCell
+		if _, err := fmt.Sscanf(f[0], "%g", &c.CycleRatio); err != nil || c.CycleRatio <= 0 {
+			return nil, fmt.Errorf("cell %q: ratio %q", part, f[0])
+		}
+		if _, err := fmt.Sscanf(f[1], "%d", &c.Pages); err != nil || c.Pages < 1 {
+			return nil, fmt.Errorf("cell %q: pages %q", part, f[1])
+		}
+		switch f[2] {
+		case "lm":
+			c.LastModified = true
+		case "nolm":
+		default:
+			return nil, fmt.Errorf("cell %q: %q is not lm or nolm", part, f[2])
+		}
+		d, err := time.ParseDuration(f[3])
+		if err != nil || d <= 0 {
+			return nil, fmt.Errorf("cell %q: delay %q", part, f[3])
+		}
+		c.Delay = d
+		if _, err := fmt.Sscanf(f[4], "%d", &c.Peers); err != nil || c.Peers < 2 {
+			return nil, fmt.Errorf("cell %q: peers %q (at least 2)", part, f[4])
+		}
+		cells = append(cells, c)
+	}
+	return cells, nil
+}
