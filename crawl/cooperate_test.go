@@ -174,3 +174,59 @@ func TestPollCorrectsMergedClaim(t *testing.T) {
 		return e.LMD == real.LMD && e.From == ""
 	})
 }
+
+// The rendezvous split: peers that poll a host rank its URLs the same way,
+// each URL has exactly one owner, who revisits it on time, the owners are
+// spread evenly, a host no peer shares keeps the crawler's own order, and
+// a peer that drops out hands its URLs to the next in rank.
+func TestRendezvousSplit(t *testing.T) {
+	names := []string{"a.test:1 cocrawl", "b.test:1 cocrawl", "c.test:1 cocrawl"}
+	mk := func(self string, others []string) *Crawler {
+		c, err := New(Config{CID: self, Spread: 10 * time.Second}, nil, &MemFrontier{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Rendezvous(self, map[string][]string{"http://shared.test": others})
+		return c
+	}
+	all := make([]*Crawler, len(names))
+	for i, n := range names {
+		all[i] = mk(n, names) // itself in the list is left out
+	}
+	owned := make([]int, len(names))
+	const n = 3000
+	for i := range n {
+		u := fmt.Sprintf("http://shared.test/p/%d", i)
+		seen := map[time.Duration]bool{}
+		for j, c := range all {
+			o := c.revisitOffset(u, time.Second)
+			if o%(10*time.Second) != 0 || o > 20*time.Second || seen[o] {
+				t.Fatalf("%s: offset %v of %s: want a distinct rank times the spread", names[j], o, u)
+			}
+			seen[o] = true
+			if o == 0 {
+				owned[j]++
+			}
+		}
+	}
+	for j, k := range owned {
+		if k < n/3-150 || k > n/3+150 { // about 5 sigma
+			t.Errorf("%s owns %d of %d URLs, want about %d", names[j], k, n, n/3)
+		}
+	}
+	// A host nobody shares: the crawler's own order, within half the interval.
+	if o := all[0].revisitOffset("http://alone.test/x", 4*time.Second); o >= 2*time.Second {
+		t.Errorf("offset %v on a host not shared", o)
+	}
+	// b leaves: what it owned goes to a or c, and a and c agree on it.
+	a2, c2 := mk(names[0], []string{names[2]}), mk(names[2], []string{names[0]})
+	for i := range 200 {
+		u := fmt.Sprintf("http://shared.test/p/%d", i)
+		if (a2.revisitOffset(u, time.Second) == 0) == (c2.revisitOffset(u, time.Second) == 0) {
+			t.Fatalf("%s: a and c disagree on its owner once b left", u)
+		}
+		if all[0].revisitOffset(u, time.Second) == 0 && a2.revisitOffset(u, time.Second) != 0 {
+			t.Fatalf("%s: a owned it with b in the split and lost it when b left", u)
+		}
+	}
+}

@@ -55,6 +55,8 @@ type Crawler struct {
 	fitEvery time.Duration // how often budgets are refitted: fitEvery, shorter in tests
 
 	order                                          maphash.Seed // this crawler's own order (Config.Spread)
+	rdvMu                                          sync.RWMutex
+	rdv                                            rendezvous // the community's order, when set (order.go)
 	polls, notModified, created, updated, deleted  atomic.Int64
 	confirmed, hinted                              atomic.Int64
 	robotsExcluded, robotsFetches                  atomic.Int64

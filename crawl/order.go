@@ -13,6 +13,9 @@ import (
 // order) and keeps it from one cycle to the next. A seeded maphash, not a
 // salted FNV: with FNV, URLs that differ in their last bytes were ordered
 // alike by every crawler (TestSpreadOrders).
+//
+// With a rendezvous set (Rendezvous), the order is the community's: see
+// rendezvousRank.
 func (c *Crawler) offset(u string) time.Duration { return c.offsetWithin(u, c.cfg.Spread) }
 
 // offsetWithin is offset with its own spread.
@@ -20,15 +23,108 @@ func (c *Crawler) offsetWithin(u string, spread time.Duration) time.Duration {
 	if spread <= 0 {
 		return 0
 	}
+	if rank, n := c.rendezvousRank(u); n > 1 {
+		return time.Duration(rank) * spread
+	}
 	return time.Duration(maphash.String(c.order, u) % uint64(spread))
 }
 
-// revisitOffset is the offset of a revisit after an interval iv: at most
-// half the interval, so a page that should be seen every 10 s is not put
-// off by a spread made for pages seen every few minutes (issue 28: a 300 s
-// spread left pages that change every 10 s unpolled for minutes).
+// revisitOffset is the offset of a revisit after an interval iv. A random
+// order's is at most half the interval, so a page that should be seen
+// every 10 s is not put off by a spread made for pages seen every few
+// minutes (issue 28: a 300 s spread left pages that change every 10 s
+// unpolled for minutes). A rendezvous order's owner has none; the others
+// wait a whole spread per rank, which is only ever spent when the owner
+// did not poll.
 func (c *Crawler) revisitOffset(u string, iv time.Duration) time.Duration {
+	if _, n := c.rendezvousRank(u); n > 1 {
+		return c.offsetWithin(u, c.cfg.Spread)
+	}
 	return c.offsetWithin(u, min(c.cfg.Spread, iv/2))
+}
+
+// The rendezvous split (issue 28). Peers that merge each other count each
+// other's polls as visits (Hint), so a URL settles on the peer whose
+// revisit comes first. With random orders, which peer that is depends on
+// two random offsets: where they fall close together (closer than a
+// merge takes), both peers poll, and the first poll of a URL comes the
+// least of the peers' offsets late. Highest-random-weight hashing ranks
+// the peers for each URL the same way on every peer: the owner (rank 0)
+// revisits on time, the next waits one Spread more, and so on, so the
+// others poll a URL only when its owner's record did not come in time (it
+// left, fell behind, or lies and was distrusted, leaving the set).
+// Every peer of a community polls a share of every host, so a host gets
+// as many requests as the peers' politeness allows each of them, as it
+// does from as many lone crawlers, and each URL is polled about once per
+// revisit interval by the community, not once per peer.
+
+// rendezvous is a crawler's view of the community: its own name, hashed,
+// and per host (scheme://host[:port]) the other peers that poll it.
+type rendezvous struct {
+	self   uint64
+	byHost map[string][]uint64
+}
+
+// Rendezvous sets the peers that split the URLs of each host with this
+// crawler: by host key (scheme://host[:port]), the peers that show they
+// poll it, by name (their cids, which every peer sees alike; itself left
+// out). A host with none is ordered by this crawler alone. Due times
+// already set keep their offsets.
+func (c *Crawler) Rendezvous(self string, byHost map[string][]string) {
+	r := rendezvous{self: nameHash(self), byHost: make(map[string][]uint64, len(byHost))}
+	for h, peers := range byHost {
+		for _, p := range peers {
+			if p != self {
+				r.byHost[h] = append(r.byHost[h], nameHash(p))
+			}
+		}
+	}
+	c.rdvMu.Lock()
+	c.rdv = r
+	c.rdvMu.Unlock()
+}
+
+// rendezvousRank is this crawler's rank for u among the peers that poll
+// its host (0: it owns u) and how many they are, itself included.
+func (c *Crawler) rendezvousRank(u string) (rank, n int) {
+	c.rdvMu.RLock()
+	r := c.rdv
+	c.rdvMu.RUnlock()
+	if len(r.byHost) == 0 {
+		return 0, 1
+	}
+	others := r.byHost[hostKey(u)]
+	if len(others) == 0 {
+		return 0, 1
+	}
+	h := nameHash(u)
+	mine := mix64(r.self ^ h)
+	for _, o := range others {
+		if s := mix64(o ^ h); s > mine || (s == mine && o > r.self) {
+			rank++
+		}
+	}
+	return rank, len(others) + 1
+}
+
+// nameHash is FNV-1a of s, the same on every peer (a seeded maphash would
+// differ); mix64 makes up for its weak mixing of the last bytes.
+func nameHash(s string) uint64 {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(s); i++ {
+		h ^= uint64(s[i])
+		h *= 1099511628211
+	}
+	return mix64(h)
+}
+
+// mix64 is splitmix64's finaliser.
+func mix64(x uint64) uint64 {
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	return x ^ x>>31
 }
 
 // revisitAt is when a URL last looked at, at from, is due again.

@@ -51,6 +51,10 @@ type Config struct {
 	// MergeInScope merges only records of URLs within the crawler's scope
 	// (its seeds' hosts or domains); the others are dropped.
 	MergeInScope bool
+	// NoSplit turns off the rendezvous split (split.go): each peer then
+	// polls in its own random order (Crawl.Spread) and URLs settle on
+	// whichever peer reaches them first, the emergent split.
+	NoSplit bool
 	// DayQuota is how many records one peer's file of one day may bring;
 	// 0 means protocol.Merger's default (1,000,000).
 	DayQuota int64

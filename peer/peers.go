@@ -53,11 +53,15 @@ type peerSet struct {
 	// backing: per row, per host of its special prefixes ("http://host/"),
 	// the latest lpd of a record of its own polls merged from it.
 	backing map[string]map[string]time.Time
+	// polls: per row, per host (scheme://host[:port]), the latest lpd of a
+	// record of its own polls merged from it (split.go).
+	polls map[string]map[string]int64
 }
 
 func newPeerSet(s Schedule) *peerSet {
 	s.defaults()
-	return &peerSet{sched: s, rows: map[string]*Record{}, busy: map[string]bool{}, backing: map[string]map[string]time.Time{}}
+	return &peerSet{sched: s, rows: map[string]*Record{}, busy: map[string]bool{}, backing: map[string]map[string]time.Time{},
+		polls: map[string]map[string]int64{}}
 }
 
 // load puts a stored row back; a merge that was in flight when the peer
@@ -109,6 +113,7 @@ func (s *peerSet) addP2P(key, id string, addrs []string, source string, now time
 		}
 		delete(s.rows, victim)
 		delete(s.backing, victim)
+		delete(s.polls, victim)
 		s.evicted = append(s.evicted, victim)
 	}
 	if len(addrs) > maxAddrs {

@@ -194,6 +194,7 @@ func (p *Peer) sampler(ctx context.Context) {
 			p.sample(now)
 			p.expireChecks(now)
 			p.warnIfDeceived(now)
+			p.refreshSplit(now)
 		}
 	}
 }

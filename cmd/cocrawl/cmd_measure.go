@@ -32,7 +32,7 @@ func cmdMeasure(ctx context.Context, args []string, out io.Writer) error {
 }
 
 func measureRegimes(ctx context.Context, args []string, out io.Writer) error {
-	fs := newFlags("measure regimes", "measure regimes [--cells LIST] [--hosts N] [--warmup-cycles N] [--measure-cycles N] [--seed N]\n\n"+
+	fs := newFlags("measure regimes", "measure regimes [--cells LIST] [--hosts N] [--warmup-cycles N] [--measure-cycles N] [--no-split] [--seed N]\n\n"+
 		"Cooperating `cocrawl run` peers against as many `cocrawl crawl` crawlers, all on their defaults, cell by cell.\n"+
 		"A cell is ratio:pages:lm|nolm:delay:peers: the lone poller's cycle over a host (pages x delay) over a page's\n"+
 		"mean change interval, pages per host, Last-Modified or not, the politeness delay, and the peers.")
@@ -42,6 +42,7 @@ func measureRegimes(ctx context.Context, args []string, out io.Writer) error {
 	fs.Float64Var(&c.WarmupCycles, "warmup-cycles", 3, "warm-up, in lone-poller cycles (at least 30 s)")
 	fs.Float64Var(&c.MeasureCycles, "measure-cycles", 4, "measured window, in lone-poller cycles (at least 60 s)")
 	fs.Uint64Var(&c.Seed, "seed", 1, "random seed of the first cell's web (the next cells add one)")
+	fs.BoolVar(&c.NoSplit, "no-split", false, "peers without the rendezvous split: random orders, the emergent split")
 	if pos, err := parse(fs, args); err != nil {
 		return err
 	} else if len(pos) > 0 {

@@ -92,9 +92,12 @@ type RegimeConfig struct {
 	// at least a minimum; defaults 3 cycles (at least 30 s) and 4 cycles
 	// (at least 60 s).
 	WarmupCycles, MeasureCycles float64
-	Seed                        uint64
-	Dir                         string // for the peers' stores; default the system's temporary folder
-	Progress                    io.Writer
+	// NoSplit runs the peers without the rendezvous split (the emergent
+	// split of random orders), to compare.
+	NoSplit  bool
+	Seed     uint64
+	Dir      string // for the peers' stores; default the system's temporary folder
+	Progress io.Writer
 }
 
 func (c *RegimeConfig) defaults() {
@@ -241,6 +244,7 @@ func runRegime(ctx context.Context, cfg RegimeConfig, cell RegimeCell, seed uint
 			Crawl: crawl.Config{Seeds: w.Seeds(), MinDelay: cell.Delay, DelaySet: true,
 				Fetch: crawl.FetchConfig{AllowPrivate: true, Timeout: 10 * time.Second}},
 			Controller: beh.Controller, Mode: beh.Name, Share: beh.Share, Peers: others, AllowPrivate: true, Logger: quiet,
+			NoSplit: cfg.NoSplit,
 		}, peer.StoresIn(st))
 		if err != nil {
 			return res, err

@@ -1,0 +1,112 @@
+package peer
+
+import (
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cocrawl/cocrawl/webevents"
+)
+
+// The rendezvous split (issue 28): the peers that poll a host share its
+// URLs by highest-random-weight hashing (crawl.Crawler.Rendezvous), so a
+// URL is polled by its owner and merged by the others, and the others poll
+// it only when the owner's record did not come in time. A peer takes part
+// for a host only while it shows, by records of its own polls of that host
+// merged from it lately (within pollerWindow), that it polls it; and while
+// it is healthy, trusted, and polls at all (a mirror advertises rho 0).
+// A peer that leaves, stops polling a host or is distrusted drops out of
+// the split at the next refresh (every sampleEvery), and its URLs go to
+// the next in rank.
+
+// pollerWindow is how recent a peer's own poll of a host must be for the
+// peer to share the host's URLs: a peer polls every host it crawls at
+// least this often, unchanged pages included (it publishes confirmations).
+const pollerWindow = 10 * time.Minute
+
+// polledBy notes the hosts whose pages a merged batch shows the peer
+// polled itself (records under its own cid). s.mu not held.
+func (s *peerSet) polledBy(from string, batch []webevents.Event) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	key := rowKey(from)
+	r := s.rows[key]
+	if r == nil || r.Crawler == "" {
+		return
+	}
+	m := s.polls[key]
+	for i := range batch {
+		e := &batch[i]
+		if e.CID != r.Crawler {
+			continue // relayed: someone else's poll
+		}
+		h := urlHost(e.URL)
+		if h == "" {
+			continue
+		}
+		if m == nil {
+			m = map[string]int64{}
+			s.polls[key] = m
+		}
+		if e.LPD > m[h] {
+			m[h] = e.LPD
+		}
+	}
+}
+
+// pollers returns, by host key, the crawlers (cids) of the peers that take
+// part in its split now, sorted.
+func (s *peerSet) pollers(now time.Time) map[string][]string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[string][]string{}
+	since := now.Add(-pollerWindow).Unix()
+	for key, r := range s.rows {
+		if r.Self || !r.Healthy() || r.Crawler == "" || !polls(r.Rho) {
+			continue
+		}
+		for h, lpd := range s.polls[key] {
+			if lpd >= since {
+				out[h] = append(out[h], r.Crawler)
+			}
+		}
+	}
+	for _, cids := range out {
+		sort.Strings(cids)
+	}
+	return out
+}
+
+// polls says whether a peer that advertises rho polls at all: a mirror
+// (rho 0) does not. An unreadable value counts as polling; its records
+// decide.
+func polls(rho string) bool {
+	r, err := strconv.ParseFloat(strings.TrimSpace(rho), 64)
+	return err != nil || r > 0
+}
+
+// urlHost is scheme://host[:port] of a URL, as the crawler keys hosts; ""
+// when it has none.
+func urlHost(u string) string {
+	i := strings.Index(u, "://")
+	if i < 0 {
+		return ""
+	}
+	rest := u[i+3:]
+	if j := strings.IndexAny(rest, "/?#"); j >= 0 {
+		rest = rest[:j]
+	}
+	if rest == "" {
+		return ""
+	}
+	return u[:i+3] + rest
+}
+
+// refreshSplit hands the crawler the peers it shares each host with.
+func (p *Peer) refreshSplit(now time.Time) {
+	if p.cfg.NoSplit {
+		return
+	}
+	p.crawler.Rendezvous(p.cid, p.peers.pollers(now))
+}
