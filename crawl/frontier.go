@@ -42,6 +42,9 @@ type URLState struct {
 	checking bool // Recheck asked for a poll: hints do not put it off
 	sampling bool // drawn for a sampled poll (selfcheck.go): hints do not put it off either
 	ai       int  // 1 + position in frontier.all
+	// sampleWeight is a pending sample's weight: the mean time between
+	// polls when it was drawn (selfcheck.go).
+	sampleWeight float32
 	// lastmodClaim is what a sitemap's lastmod said of the URL since its
 	// last poll (changed, or unchanged): the next poll judges it.
 	lastmodClaim uint8

@@ -21,16 +21,25 @@ import (
 // crawler's freshness (coverage-weighted: a URL known but held by nobody
 // counts as stale), with a binomial confidence interval.
 //
+// Samples come with polls, so where the poll rate varies (a peer's rho,
+// a host backing off, the budget) they would come more often at some
+// times than others, and the plain share would weigh those times more.
+// Each verdict is weighed by the mean time between polls when it was
+// drawn (an average over the last polls), the inverse of its chance to be
+// drawn at that time (Horvitz and Thompson), which makes the estimate a
+// time average again; the interval uses the effective number of samples
+// (Kish: (Σw)²/Σw²).
+//
 // A sampled poll asks for the page itself (no conditional request) and
 // goes ahead of the host's other due URLs, and hints cannot put it off,
 // as a spot-check (Recheck); it is a poll like any other for the store
 // and the schedule. It is judged against what was held just before it:
 //
-//   - current: a 200 whose page Detect finds unchanged from the held state,
-//     or a 404/410 of a URL held as deleted;
-//   - stale: a change, a page held by nobody, a deletion not held;
-//   - no verdict: an error, a 5xx or 429, another status, a URL robots.txt
-//     excludes, a 404 of a URL never held.
+//   - current: a 200 whose page Detect finds unchanged from the held state;
+//   - stale: a change, a page held by nobody, a page held as deleted;
+//   - no verdict: a 404 or 410 (freshness is a share of the live web, as
+//     the design defines it), an error, a 5xx or 429, another status, a
+//     URL robots.txt excludes.
 
 // DefaultSampleShare is the share of polls spent on samples by default: at
 // 20 polls a second, a sample every 1.7 s, 400 samples (about ±5%) in 11
@@ -44,10 +53,13 @@ const sampleWindow = 400
 // SelfMeasure is the crawler's freshness as its samples measured it.
 type SelfMeasure struct {
 	// Samples and Current count the verdicts in the window (the latest
-	// sampleWindow); Freshness is Current/Samples, and Low and High its
-	// 95% Wilson interval. Zero Samples: nothing measured yet.
+	// sampleWindow); Freshness is the weighted share of them that found
+	// the state current (Current/Samples when the poll rate was steady),
+	// and Low and High its 95% Wilson interval for the effective number
+	// of samples. Zero Samples: nothing measured yet.
 	Samples   int     `json:"samples"`
 	Current   int     `json:"current"`
+	Effective float64 `json:"effective_samples"`
 	Freshness float64 `json:"freshness"`
 	Low       float64 `json:"low"`
 	High      float64 `json:"high"`
@@ -71,8 +83,14 @@ type selfCheck struct {
 	owed  float64 // samples owed by the polls so far (c.mu)
 	rng   *rand.Rand
 
+	// gap is the mean time between polls (seconds, an exponential
+	// average over about 20 polls), lastPoll the last poll's end (c.mu).
+	gap      float64
+	lastPoll time.Time
+
 	mu        sync.Mutex
 	verdicts  [sampleWindow]bool
+	weights   [sampleWindow]float64
 	at        [sampleWindow]time.Time
 	next, n   int
 	drawn     int64
@@ -90,6 +108,15 @@ func (c *Crawler) polledForSample(now time.Time) {
 	if s.share <= 0 || len(c.f.all) == 0 {
 		return
 	}
+	if !s.lastPoll.IsZero() && now.After(s.lastPoll) {
+		g := now.Sub(s.lastPoll).Seconds()
+		if s.gap == 0 {
+			s.gap = g
+		} else {
+			s.gap += (g - s.gap) / 20
+		}
+	}
+	s.lastPoll = now
 	s.owed += s.share
 	for s.owed >= 1 {
 		s.owed--
@@ -112,6 +139,7 @@ func (c *Crawler) drawSample(now time.Time) {
 		return
 	}
 	st.sampling = true
+	st.sampleWeight = float32(max(s.gap, 1e-3))
 	h := c.f.host(hostKey(st.URL))
 	if st.Gone {
 		// Held as deleted: the sample checks that it still is.
@@ -136,27 +164,15 @@ func (c *Crawler) noVerdict() {
 // judgeSample records the verdict of a sampled poll: prev is what was
 // held before it, changed whether Detect found an event, kind its error
 // kind. c.mu need not be held.
-func (c *Crawler) judgeSample(prev *webevents.Event, changed bool, status int, kind string, at time.Time) {
-	var current bool
-	switch {
-	case kind != "" && kind != "4xx":
-		c.noVerdict()
-		return
-	case status == 200 || status == 304:
-		current = prev != nil && prev.Stat != webevents.Delete && !changed
-	case status == 404 || status == 410:
-		if prev == nil {
-			c.noVerdict()
-			return
-		}
-		current = prev.Stat == webevents.Delete
-	default:
+func (c *Crawler) judgeSample(prev *webevents.Event, changed bool, status int, kind string, weight float32, at time.Time) {
+	if kind != "" || (status != 200 && status != 304) {
 		c.noVerdict()
 		return
 	}
+	current := prev != nil && prev.Stat != webevents.Delete && !changed
 	s := c.self
 	s.mu.Lock()
-	s.verdicts[s.next], s.at[s.next] = current, at
+	s.verdicts[s.next], s.at[s.next], s.weights[s.next] = current, at, float64(max(weight, 1e-3))
 	s.next = (s.next + 1) % sampleWindow
 	s.n = min(s.n+1, sampleWindow)
 	s.mu.Unlock()
@@ -174,13 +190,20 @@ func (c *Crawler) SelfMeasure() SelfMeasure {
 	oldest := s.at[(s.next-s.n+sampleWindow)%sampleWindow]
 	newest := s.at[(s.next-1+sampleWindow)%sampleWindow]
 	m.WindowS = newest.Sub(oldest).Seconds()
+	var sw, sw2, hit float64
 	for i := range s.n {
-		if s.verdicts[(s.next-1-i+sampleWindow)%sampleWindow] {
+		j := (s.next - 1 - i + sampleWindow) % sampleWindow
+		w := s.weights[j]
+		sw += w
+		sw2 += w * w
+		if s.verdicts[j] {
 			m.Current++
+			hit += w
 		}
 	}
-	m.Freshness = float64(m.Current) / float64(m.Samples)
-	m.Low, m.High = Wilson(m.Current, m.Samples)
+	m.Freshness = hit / sw
+	m.Effective = sw * sw / sw2
+	m.Low, m.High = WilsonShare(m.Freshness, m.Effective)
 	return m
 }
 
@@ -191,8 +214,15 @@ func Wilson(k, n int) (lo, hi float64) {
 	if n <= 0 {
 		return 0, 1
 	}
+	return WilsonShare(float64(k)/float64(n), float64(n))
+}
+
+// WilsonShare is Wilson for a share p of n (effective) trials.
+func WilsonShare(p, nf float64) (lo, hi float64) {
+	if nf <= 0 {
+		return 0, 1
+	}
 	const z = 1.959964
-	p, nf := float64(k)/float64(n), float64(n)
 	d := 1 + z*z/nf
 	c := (p + z*z/(2*nf)) / d
 	w := z * math.Sqrt(p*(1-p)/nf+z*z/(4*nf*nf)) / d

@@ -87,6 +87,15 @@ type crawler struct {
 	checks   checkCounts
 
 	sched *pollSchedule // nil: the cycle (RevisitCycle)
+
+	// self-measurement (Setup.SampleShare): the poll in flight is a
+	// sample; the samples with a verdict, and those that found the state
+	// held current. Drawn with their own generator, so a run without
+	// samples is the same as before they existed.
+	sampleRng      *rand.Rand
+	sampling       bool
+	samples        int64
+	sw, sw2, swHit float64 // weights of the verdicts, squared, of those current
 }
 
 // nextObject is the next slot of c's visit order that is created and not
@@ -126,7 +135,14 @@ func (w *world) startOp(c *crawler) {
 	}
 	poll := len(c.peers) == 0 || c.rng.Float64() < c.opRho
 	if poll {
-		o, ok := w.nextObject(c)
+		c.sampling = w.sampleShare > 0 && w.created > 0 && c.sampleRng.Float64() < w.sampleShare
+		var o uint32
+		ok := true
+		if c.sampling {
+			o = uint32(c.sampleRng.IntN(w.created)) // any object it could know, whatever it holds
+		} else {
+			o, ok = w.nextObject(c)
+		}
 		c.merging = false
 		c.obj = o
 		c.phase = w.objectBytes(o)
@@ -310,6 +326,9 @@ func (w *world) pollDone(c *crawler) {
 	c.bytes += w.objectBytes(o)
 	idx := int(o)*w.n + c.id
 	seen := w.cur[o]
+	if c.sampling {
+		w.judgeSample(c, idx, seen, w.dead[o])
+	}
 	if c.sched != nil {
 		c.sched.polled(o, w.now, w.versions[idx] != seen, w.dead[o], w.lastMod[o], c.polls)
 	}
@@ -354,3 +373,23 @@ func (w *world) finishOp(c *crawler) {
 var simEpoch = time.Unix(0, 0).UTC()
 
 func simClock(now float64) time.Time { return simEpoch.Add(time.Duration(now * 1e9)) }
+
+// judgeSample records whether a sampled poll found the state c held
+// current, as the live crawler judges (crawl/selfcheck.go): of a live
+// object, whether c held its version; a deleted object gives no verdict
+// (freshness is a share of the live web).
+func (w *world) judgeSample(c *crawler, idx int, current uint16, dead bool) {
+	if dead {
+		return
+	}
+	// Weighed by the inverse of the chance a sample was drawn now, the
+	// poll rate (crawl/selfcheck.go): a crawler is always busy, so that is
+	// rho.
+	wt := 1 / max(c.opRho, 1e-3)
+	c.samples++
+	c.sw += wt
+	c.sw2 += wt * wt
+	if w.versions[idx] == current {
+		c.swHit += wt
+	}
+}

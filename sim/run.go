@@ -46,6 +46,12 @@ type Setup struct {
 	// Trust is the spot-check policy of Checked crawlers; zero fields take
 	// peer/trust's defaults, as a live peer does.
 	Trust trust.Policy
+	// SampleShare is the share of each crawler's polls spent on a uniform
+	// random object to measure its own freshness, as a live crawler does
+	// (crawl.DefaultSampleShare, selfcheck.go): CrawlerResult.Measured is
+	// what those polls measured, to check against Coverage. 0: none (the
+	// thesis's crawlers), so the documented figures stay as they were.
+	SampleShare float64
 	// Progress, if set, is called with the share of simulated time done,
 	// once per sample, from the run's goroutine.
 	Progress func(done float64)
@@ -65,15 +71,23 @@ type CrawlerResult struct {
 	// crawler holds, averaged over the run.
 	Coverage    float64
 	CoverageEnd float64
-	Polls       int64
-	Merges      int64
-	PollEvents  int64   // web-events polls found (creations, updates, deletions)
-	MergeEvents int64   // records merges brought that were new to the crawler
-	Records     int64   // records received in merges, new or not
-	Served      int64   // records sent to peers that merged from this crawler
-	Bytes       float64 // bytes received
-	MeanRho     float64 // rho averaged over simulated time
-	LowShare    float64 // share of simulated time spent with rho < 0.5
+	// Measured is the crawler's own estimate of its freshness from its
+	// sampled polls (Setup.SampleShare): the share that found the object's
+	// current state held, each weighed by the inverse of its chance to be
+	// drawn then (1/rho), as the live crawler weighs them. Samples counts
+	// the polls with a verdict, EffectiveSamples what they are worth.
+	Measured         float64
+	Samples          int64
+	EffectiveSamples float64
+	Polls            int64
+	Merges           int64
+	PollEvents       int64   // web-events polls found (creations, updates, deletions)
+	MergeEvents      int64   // records merges brought that were new to the crawler
+	Records          int64   // records received in merges, new or not
+	Served           int64   // records sent to peers that merged from this crawler
+	Bytes            float64 // bytes received
+	MeanRho          float64 // rho averaged over simulated time
+	LowShare         float64 // share of simulated time spent with rho < 0.5
 
 	// Liars and spot-checks (CrawlerSpec.Lies and Checked).
 	Lies       int64 // false records this crawler published (a liar)

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -349,4 +350,46 @@ func TestSeekPeriod(t *testing.T) {
 	if got := m.SeekPeriod(); got <= 0 || got > time.Duration(m.Duration*1e9)+time.Second {
 		t.Fatalf("SeekPeriod at a vanishing rate: %v", got)
 	}
+}
+
+// The crawlers' own estimates of their freshness, from sampled polls as a
+// live peer makes them, fall within their 95% interval of the truth
+// (coverage averaged over the run), for lone and cooperating crawlers.
+func TestSampledFreshnessMatchesCoverage(t *testing.T) {
+	m := Thesis().Scaled(0.01)
+	cs := append(homogeneous(2, "1", false, "alone"), homogeneous(3, "rate", true, "coop")...)
+	seed := uint64(3)
+	if s := os.Getenv("COCRAWL_SIM_SEED"); s != "" {
+		seed, _ = strconv.ParseUint(s, 10, 64)
+	}
+	r, err := Run(context.Background(), Setup{Model: m, Crawlers: cs, Seed: seed, SampleShare: 0.05})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range r.Crawlers {
+		lo, hi := wilson(c.Measured, c.EffectiveSamples)
+		t.Logf("crawler %d (%s): coverage %.4f, measured %.4f [%.4f, %.4f] from %d samples (%.0f effective)", i, c.Group, c.Coverage, c.Measured, lo, hi, c.Samples, c.EffectiveSamples)
+		if c.Samples < 100 {
+			t.Fatalf("crawler %d: only %d samples", i, c.Samples)
+		}
+		// A sample may fall on an object deleted and held as deleted,
+		// which coverage (of live objects) does not count: a small margin.
+		if c.Coverage < lo-0.01 || c.Coverage > hi+0.01 {
+			t.Errorf("crawler %d: coverage %.4f outside the measured interval [%.4f, %.4f]", i, c.Coverage, lo, hi)
+		}
+	}
+	// Without samples, nothing is measured and the run is what it was.
+	plain := run(t, m, seed, cs)
+	if plain.Crawlers[0].Samples != 0 {
+		t.Error("samples without SampleShare")
+	}
+}
+
+// wilson is the 95% Wilson interval of a share p of n trials.
+func wilson(p, nf float64) (lo, hi float64) {
+	const z = 1.959964
+	d := 1 + z*z/nf
+	c := (p + z*z/(2*nf)) / d
+	w := z * math.Sqrt(p*(1-p)/nf+z*z/(4*nf*nf)) / d
+	return c - w, c + w
 }

@@ -55,6 +55,8 @@ type world struct {
 	gnet   float64 // share of link speed the network leaves each transfer
 	groups []string
 
+	sampleShare float64 // Setup.SampleShare
+
 	// the web, per object slot
 	cur      []uint16 // current version; 0: not created yet
 	dead     []bool
@@ -87,19 +89,20 @@ func newWorld(s Setup, ctrls []rho.Controller) *world {
 	n := len(s.Crawlers)
 	slots := m.maxSlots()
 	w := &world{
-		m:        m,
-		n:        n,
-		words:    (n + 63) / 64,
-		rng:      newRand(s.Seed, 0),
-		salt:     s.Seed*0x2545f4914f6cdd1d + 1,
-		gnet:     1,
-		cur:      make([]uint16, slots),
-		dead:     make([]bool, slots),
-		live:     make([]uint32, 0, slots),
-		livePos:  make([]int32, slots),
-		versions: make([]uint16, slots*n),
-		crawlers: make([]crawler, n),
-		jobs:     newJobHeap(n),
+		m:           m,
+		n:           n,
+		words:       (n + 63) / 64,
+		rng:         newRand(s.Seed, 0),
+		sampleShare: s.SampleShare,
+		salt:        s.Seed*0x2545f4914f6cdd1d + 1,
+		gnet:        1,
+		cur:         make([]uint16, slots),
+		dead:        make([]bool, slots),
+		live:        make([]uint32, 0, slots),
+		livePos:     make([]int32, slots),
+		versions:    make([]uint16, slots*n),
+		crawlers:    make([]crawler, n),
+		jobs:        newJobHeap(n),
 	}
 	w.fresh = make([]uint64, slots*w.words)
 	for _, spec := range s.Crawlers {
@@ -144,20 +147,21 @@ func newWorld(s Setup, ctrls []rho.Controller) *world {
 		r := newRand(s.Seed, uint64(i)+1)
 		c := &w.crawlers[i]
 		*c = crawler{
-			id:      i,
-			name:    strconv.Itoa(i),
-			ctrl:    ctrls[i],
-			spec:    spec.Controller,
-			sharing: spec.Sharing,
-			group:   g,
-			rng:     r,
-			permMod: prime,
-			permA:   1 + r.Uint64N(prime-1),
-			permB:   r.Uint64N(prime),
-			fresh:   m.Objects,
-			entries: m.Objects,
-			lies:    spec.Lies,
-			checked: spec.Checked && w.policy.Checks > 0,
+			id:        i,
+			name:      strconv.Itoa(i),
+			ctrl:      ctrls[i],
+			spec:      spec.Controller,
+			sharing:   spec.Sharing,
+			group:     g,
+			rng:       r,
+			sampleRng: newRand(s.Seed, uint64(i)+1<<32),
+			permMod:   prime,
+			permA:     1 + r.Uint64N(prime-1),
+			permB:     r.Uint64N(prime),
+			fresh:     m.Objects,
+			entries:   m.Objects,
+			lies:      spec.Lies,
+			checked:   spec.Checked && w.policy.Checks > 0,
 		}
 		if c.checked {
 			c.trust = make([]sourceTrust, n)
@@ -508,6 +512,10 @@ func (w *world) result() *Result {
 			Records:     c.records,
 			Served:      c.served,
 			Bytes:       c.bytes,
+			Samples:     c.samples,
+		}
+		if c.sw > 0 {
+			cr.Measured, cr.EffectiveSamples = c.swHit/c.sw, c.sw*c.sw/c.sw2
 		}
 		if c.entries > 0 {
 			cr.FreshnessEnd = float64(c.fresh) / float64(c.entries)
