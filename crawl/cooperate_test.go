@@ -186,7 +186,11 @@ func TestRendezvousSplit(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c.Rendezvous(self, map[string][]string{"http://shared.test": others})
+		var ps []SplitPeer
+		for _, o := range others {
+			ps = append(ps, SplitPeer{Name: o, Gap: time.Second}) // below Spread: Spread counts
+		}
+		c.Rendezvous(self, map[string][]SplitPeer{"http://shared.test": ps})
 		return c
 	}
 	all := make([]*Crawler, len(names))
@@ -217,6 +221,16 @@ func TestRendezvousSplit(t *testing.T) {
 	// A host nobody shares: the crawler's own order, within half the interval.
 	if o := all[0].revisitOffset("http://alone.test/x", 4*time.Second); o >= 2*time.Second {
 		t.Errorf("offset %v on a host not shared", o)
+	}
+	// A peer ranked above whose records come late (a long gap) is waited
+	// for that much.
+	slow := mk(names[0], nil)
+	slow.Rendezvous(names[0], map[string][]SplitPeer{"http://shared.test": {{Name: names[1], Gap: time.Minute}}})
+	for i := range 50 {
+		u := fmt.Sprintf("http://shared.test/p/%d", i)
+		if o := slow.revisitOffset(u, time.Second); o != 0 && o != time.Minute {
+			t.Fatalf("%s: offset %v behind a peer whose records come a minute apart", u, o)
+		}
 	}
 	// b leaves: what it owned goes to a or c, and a and c agree on it.
 	a2, c2 := mk(names[0], []string{names[2]}), mk(names[2], []string{names[0]})

@@ -318,13 +318,31 @@ func (f *frontier) pop(h *host, now time.Time) *URLState {
 		return nil
 	}
 	if h.first.Len() > 0 {
-		h.credit = min(h.credit+f.explore, 2)
+		h.credit = min(h.credit+f.exploreShare(h), 2)
 	}
 	if st.Polls == 0 {
 		h.unpolled--
 	}
 	return st
 }
+
+// exploreShare is the share of a host's requests first visits get while
+// revisits are due: explore, or the share of the host's URLs never
+// polled when that is more, up to maxExplore. A crawl that starts (or a
+// site that grows) finds most of its URLs unpolled; revisits of the few
+// polled seconds ago would otherwise take nine requests in ten while the
+// rest of the site waits, and a host of 1,000 pages at one request a
+// second would take hours to be seen once (issue 28's cold start).
+func (f *frontier) exploreShare(h *host) float64 {
+	if f.explore <= 0 {
+		return 0
+	}
+	return max(f.explore, min(maxExplore, float64(h.unpolled)/float64(max(h.known, 1))))
+}
+
+// maxExplore bounds exploreShare: revisits keep at least half the
+// requests, however many URLs wait for a first visit (a trap, a huge site).
+const maxExplore = 0.5
 
 // release ends a host's request: it may send the next one at notBefore.
 func (f *frontier) release(h *host, notBefore time.Time) {

@@ -15,7 +15,7 @@ import (
 // alike by every crawler (TestSpreadOrders).
 //
 // With a rendezvous set (Rendezvous), the order is the community's: see
-// rendezvousRank.
+// rendezvousWait.
 func (c *Crawler) offset(u string) time.Duration { return c.offsetWithin(u, c.cfg.Spread) }
 
 // offsetWithin is offset with its own spread.
@@ -23,8 +23,8 @@ func (c *Crawler) offsetWithin(u string, spread time.Duration) time.Duration {
 	if spread <= 0 {
 		return 0
 	}
-	if rank, n := c.rendezvousRank(u); n > 1 {
-		return time.Duration(rank) * spread
+	if wait, split := c.rendezvousWait(u); split {
+		return wait
 	}
 	return time.Duration(maphash.String(c.order, u) % uint64(spread))
 }
@@ -34,11 +34,11 @@ func (c *Crawler) offsetWithin(u string, spread time.Duration) time.Duration {
 // every 10 s is not put off by a spread made for pages seen every few
 // minutes (issue 28: a 300 s spread left pages that change every 10 s
 // unpolled for minutes). A rendezvous order's owner has none; the others
-// wait a whole spread per rank, which is only ever spent when the owner
-// did not poll.
+// wait for the record of each peer ranked above them, which is only ever
+// spent when that peer did not poll.
 func (c *Crawler) revisitOffset(u string, iv time.Duration) time.Duration {
-	if _, n := c.rendezvousRank(u); n > 1 {
-		return c.offsetWithin(u, c.cfg.Spread)
+	if wait, split := c.rendezvousWait(u); split {
+		return wait
 	}
 	return c.offsetWithin(u, min(c.cfg.Spread, iv/2))
 }
@@ -52,7 +52,10 @@ func (c *Crawler) revisitOffset(u string, iv time.Duration) time.Duration {
 // the peers for each URL the same way on every peer: the owner (rank 0)
 // revisits on time, the next waits one Spread more, and so on, so the
 // others poll a URL only when its owner's record did not come in time (it
-// left, fell behind, or lies and was distrusted, leaving the set).
+// left, fell behind, or lies and was distrusted, leaving the set). How
+// long "in time" is depends on the peer ranked above: its records come a
+// merge interval apart, so the wait is the larger of Spread and a few of
+// those (SplitPeer.Gap).
 // Every peer of a community polls a share of every host, so a host gets
 // as many requests as the peers' politeness allows each of them, as it
 // does from as many lone crawlers, and each URL is polled about once per
@@ -62,20 +65,33 @@ func (c *Crawler) revisitOffset(u string, iv time.Duration) time.Duration {
 // and per host (scheme://host[:port]) the other peers that poll it.
 type rendezvous struct {
 	self   uint64
-	byHost map[string][]uint64
+	byHost map[string][]rdvPeer
+}
+
+type rdvPeer struct {
+	name uint64
+	gap  time.Duration
+}
+
+// SplitPeer is a peer that shares a host's URLs with this crawler: its name
+// (its cid, which every peer sees alike) and how late its record of a poll
+// may come (Gap: a few of its merge intervals). A URL it owns is polled
+// here only that much (and Spread) past its due time.
+type SplitPeer struct {
+	Name string
+	Gap  time.Duration
 }
 
 // Rendezvous sets the peers that split the URLs of each host with this
 // crawler: by host key (scheme://host[:port]), the peers that show they
-// poll it, by name (their cids, which every peer sees alike; itself left
-// out). A host with none is ordered by this crawler alone. Due times
-// already set keep their offsets.
-func (c *Crawler) Rendezvous(self string, byHost map[string][]string) {
-	r := rendezvous{self: nameHash(self), byHost: make(map[string][]uint64, len(byHost))}
+// poll it (itself left out). A host with none is ordered by this crawler
+// alone. Due times already set keep their offsets.
+func (c *Crawler) Rendezvous(self string, byHost map[string][]SplitPeer) {
+	r := rendezvous{self: nameHash(self), byHost: make(map[string][]rdvPeer, len(byHost))}
 	for h, peers := range byHost {
 		for _, p := range peers {
-			if p != self {
-				r.byHost[h] = append(r.byHost[h], nameHash(p))
+			if p.Name != self {
+				r.byHost[h] = append(r.byHost[h], rdvPeer{name: nameHash(p.Name), gap: p.Gap})
 			}
 		}
 	}
@@ -84,27 +100,29 @@ func (c *Crawler) Rendezvous(self string, byHost map[string][]string) {
 	c.rdvMu.Unlock()
 }
 
-// rendezvousRank is this crawler's rank for u among the peers that poll
-// its host (0: it owns u) and how many they are, itself included.
-func (c *Crawler) rendezvousRank(u string) (rank, n int) {
+// rendezvousWait is how long past its due time this crawler waits for the
+// record of a peer ranked above it for u: for each such peer, the larger
+// of Spread and its gap (0: it owns u). split says whether u's host is
+// shared at all.
+func (c *Crawler) rendezvousWait(u string) (wait time.Duration, split bool) {
 	c.rdvMu.RLock()
 	r := c.rdv
 	c.rdvMu.RUnlock()
 	if len(r.byHost) == 0 {
-		return 0, 1
+		return 0, false
 	}
 	others := r.byHost[hostKey(u)]
 	if len(others) == 0 {
-		return 0, 1
+		return 0, false
 	}
 	h := nameHash(u)
 	mine := mix64(r.self ^ h)
 	for _, o := range others {
-		if s := mix64(o ^ h); s > mine || (s == mine && o > r.self) {
-			rank++
+		if s := mix64(o.name ^ h); s > mine || (s == mine && o.name > r.self) {
+			wait += max(c.cfg.Spread, o.gap)
 		}
 	}
-	return rank, len(others) + 1
+	return wait, true
 }
 
 // nameHash is FNV-1a of s, the same on every peer (a seeded maphash would

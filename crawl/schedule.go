@@ -71,7 +71,11 @@ const maxPlanScale = 1.25
 func (c *Crawler) nextInterval(h *host, st *URLState, changed bool, now time.Time) {
 	switch c.cfg.Revisit {
 	case RevisitUniform:
-		st.Interval = c.cfg.RevisitMin
+		// Every URL alike, as often as the host's budget allows them all
+		// (and no more often than RevisitMin): revisits due sooner would
+		// only queue, and take the first visits' turns while they wait.
+		even := time.Duration(float64(h.queued()+1) / (c.budget(h) * budgetShare) * float64(time.Second))
+		st.Interval = min(c.cfg.RevisitMax, max(c.cfg.RevisitMin, even))
 		return
 	case RevisitAdaptive:
 		c.adapt(st, changed)

@@ -130,21 +130,34 @@ func TestFirstVisitsByBacklinksAndExplore(t *testing.T) {
 		t.Errorf("first visits in order %v, want by backlinks", order)
 	}
 
-	// 100 due revisits and 100 first visits: about a tenth go first.
-	f = newFrontier()
-	for i := range 100 {
-		f.add(URLState{URL: fmt.Sprintf("http://a.test/r%d", i), Polls: 1, Due: now.Add(-time.Minute)})
-		f.add(URLState{URL: fmt.Sprintf("http://a.test/n%d", i), Due: now})
-	}
-	h = f.hosts["http://a.test"]
-	firsts := 0
-	for range 100 {
-		if f.pop(h, now).Polls == 0 {
-			firsts++
+	// Due revisits and first visits: the first visits get the explore
+	// share (a tenth), or the share of the host's URLs never polled, up to
+	// half the requests.
+	for _, tt := range []struct{ revisits, firsts, lo, hi int }{
+		{900, 40, 8, 12},   // 4% unpolled: the explore share
+		{300, 100, 20, 30}, // 25% unpolled: a quarter
+		{100, 900, 45, 55}, // 90% unpolled (a crawl that starts): half
+	} {
+		f = newFrontier()
+		for i := range tt.revisits {
+			f.add(URLState{URL: fmt.Sprintf("http://a.test/r%d", i), Polls: 1, Due: now.Add(-time.Minute)})
 		}
-	}
-	if firsts < 8 || firsts > 12 {
-		t.Errorf("%d of 100 requests were first visits while revisits were due, want about 10", firsts)
+		for i := range tt.firsts {
+			f.add(URLState{URL: fmt.Sprintf("http://a.test/n%d", i), Due: now})
+		}
+		h = f.hosts["http://a.test"]
+		firsts := 0
+		for range 100 {
+			st := f.pop(h, now)
+			if st.Polls == 0 {
+				firsts++
+				st.Polls = 1 // polled: it leaves the unpolled (as afterFetch would)
+			}
+			f.reschedule(h, st) // back among the due revisits
+		}
+		if firsts < tt.lo || firsts > tt.hi {
+			t.Errorf("%d revisits, %d first visits: %d of 100 requests were first visits, want %d to %d", tt.revisits, tt.firsts, firsts, tt.lo, tt.hi)
+		}
 	}
 }
 

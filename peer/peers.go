@@ -21,8 +21,9 @@ type Schedule struct {
 	// they bring more than MergeTarget events and grows while they bring
 	// fewer, so a peer whose web changes in seconds is merged every
 	// second or two and one whose web changes in days every half hour.
-	// Defaults 1 s (the most a peer is asked of its day file: one request
-	// a second, mostly answered 304 or with a small range) and 30 min.
+	// Defaults 250 ms (the most a peer is asked of its day file: four
+	// requests a second, answered 304 or with a small range, and only
+	// while its events come that fast) and 30 min.
 	MergeMin, MergeMax time.Duration
 	// BackoffBase and BackoffMax bound the wait after failed merges, which
 	// doubles with each consecutive failure. Defaults 30 s and 1 h.
@@ -247,8 +248,11 @@ func (s *peerSet) done(shrURL string, o mergeOutcome, now time.Time) Record {
 	return *r
 }
 
-// DefaultMergeMin is Schedule.MergeMin's default.
-const DefaultMergeMin = time.Second
+// DefaultMergeMin is Schedule.MergeMin's default: a web whose pages
+// change every few seconds loses a share 1 − e^(−λd) of what a merge
+// brings to its delay d, so merges keep up with events down to a quarter
+// second; the wait grows as soon as they bring fewer than MergeTarget.
+const DefaultMergeMin = 250 * time.Millisecond
 
 // MergeTarget is the events a merge should bring: the wait between merges
 // from a peer settles where they bring about this many. What a merge

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cocrawl/cocrawl/crawl"
 	"github.com/cocrawl/cocrawl/webevents"
 )
 
@@ -55,28 +56,35 @@ func (s *peerSet) polledBy(from string, batch []webevents.Event) {
 	}
 }
 
-// pollers returns, by host key, the crawlers (cids) of the peers that take
-// part in its split now, sorted.
-func (s *peerSet) pollers(now time.Time) map[string][]string {
+// pollers returns, by host key, the peers that take part in its split
+// now, sorted by name: their crawlers (cids), and how late their records
+// may come: splitGapMerges of the wait between merges from them.
+func (s *peerSet) pollers(now time.Time) map[string][]crawl.SplitPeer {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := map[string][]string{}
+	out := map[string][]crawl.SplitPeer{}
 	since := now.Add(-pollerWindow).Unix()
 	for key, r := range s.rows {
 		if r.Self || !r.Healthy() || r.Crawler == "" || !polls(r.Rho) {
 			continue
 		}
+		gap := splitGapMerges * time.Duration(r.Interval)
 		for h, lpd := range s.polls[key] {
 			if lpd >= since {
-				out[h] = append(out[h], r.Crawler)
+				out[h] = append(out[h], crawl.SplitPeer{Name: r.Crawler, Gap: gap})
 			}
 		}
 	}
-	for _, cids := range out {
-		sort.Strings(cids)
+	for _, ps := range out {
+		sort.Slice(ps, func(i, j int) bool { return ps[i].Name < ps[j].Name })
 	}
 	return out
 }
+
+// splitGapMerges is how many merge intervals a peer's record of a poll
+// may take to come before the next in rank polls the URL itself: one
+// for the merge, one for the poll's own lateness, one to spare.
+const splitGapMerges = 3
 
 // polls says whether a peer that advertises rho polls at all: a mirror
 // (rho 0) does not. An unreadable value counts as polling; its records

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cocrawl/cocrawl/crawl"
 	"github.com/cocrawl/cocrawl/webevents"
 )
 
@@ -30,7 +31,8 @@ func TestPollersFollowOwnPolls(t *testing.T) {
 	s.polledBy("http://a.example/robots.shr", []webevents.Event{ev("a:1 x", "http://h1.test/p", now), ev("b:1 x", "http://h2.test/p", now)})
 	s.polledBy("http://b.example/robots.shr", []webevents.Event{ev("b:1 x", "http://h1.test:8080/q?x=1", now), ev("b:1 x", "http://h2.test/", now.Add(-time.Hour))})
 	s.polledBy("http://m.example/robots.shr", []webevents.Event{ev("m:1 x", "http://h1.test/p", now)})
-	want := map[string][]string{"http://h1.test": {"a:1 x"}, "http://h1.test:8080": {"b:1 x"}}
+	gap := splitGapMerges * 2 * s.sched.MergeMin // a merge of one event doubled the wait
+	want := map[string][]crawl.SplitPeer{"http://h1.test": {{Name: "a:1 x", Gap: gap}}, "http://h1.test:8080": {{Name: "b:1 x", Gap: gap}}}
 	if got := s.pollers(now); !reflect.DeepEqual(got, want) {
 		t.Fatalf("pollers %v, want %v (a relayed record, an old poll and a mirror do not count)", got, want)
 	}

@@ -18,7 +18,7 @@ func cmdDemo(ctx context.Context, args []string, out io.Writer) error {
 	fs.DurationVar(&d.ChurnEvery, "churn-every", 0, "mean time between creations, and deletions, on one host (default 2m)")
 	fs.DurationVar(&d.Duration, "duration", 0, "how long the peers run (default 3m)")
 	fs.DurationVar(&d.Warmup, "warmup", 0, "time before freshness is averaged (default a third of --duration)")
-	fs.DurationVar(&d.Revisit, "revisit", 0, "fixed revisit interval of every peer: each page wanted once per D (default adaptive, 5s to 5m)")
+	fs.DurationVar(&d.Revisit, "revisit", 0, "fixed revisit interval of every peer: each page wanted once per D (default: cocrawl run's, by estimated change rates)")
 	fs.BoolVar(&d.Split, "split", false, "split the hosts between the cooperating peers by hand, with special prefixes")
 	fs.IntVar(&d.Liars, "liars", 0, "lying peers that join the community")
 	fs.Float64Var(&d.LieRate, "lie-rate", 20, "false events a second each liar tells")

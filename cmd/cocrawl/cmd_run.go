@@ -28,6 +28,8 @@ type runOptions struct {
 	mode, rhoSpec           string
 	share                   *bool // nil: the mode's
 	slots                   int
+	budget                  float64
+	noSplit                 bool
 	mergeMin, mergeMax      time.Duration
 	allowPrivate            bool
 	every, duration         time.Duration
@@ -62,6 +64,8 @@ func newRunFlags() (*flag.FlagSet, *runOptions) {
 	fs.StringVar(&o.rhoSpec, "rho", "", "rho controller: a number or fixed:R in [0,1], bangbang, rate, or seek[:PERIOD]; overrides the mode's")
 	fs.BoolVar(o.share, "share", true, "publish what this peer learns; overrides the mode's")
 	fs.IntVar(&o.slots, "slots", 0, "network operations in flight, each a poll or a merge; default --workers")
+	fs.Float64Var(&o.budget, "budget", 0, "most requests a second the peer sends, polls and merges together (0: no limit but politeness)")
+	fs.BoolVar(&o.noSplit, "no-split", false, "do not split hosts' URLs with the peers that poll them (rendezvous hashing): poll in a random order of its own")
 	fs.DurationVar(&o.mergeMin, "merge-min", peer.DefaultMergeMin, "shortest wait between two merges from one peer (the wait follows what merges bring: about 4 events each)")
 	fs.DurationVar(&o.mergeMax, "merge-max", 30*time.Minute, "longest wait between two merges from one peer")
 	fs.BoolVar(&o.allowPrivate, "allow-private", false, "allow loopback and private addresses for polls and merges (tests, LANs)")
@@ -100,6 +104,9 @@ func (o *runOptions) check(fs *flag.FlagSet) error {
 	}
 	if err := o.level.UnmarshalText([]byte(o.logLevel)); err != nil {
 		return usagef("--log-level %q is not debug, info, warn or error", o.logLevel)
+	}
+	if o.budget < 0 {
+		return usagef("--budget cannot be negative")
 	}
 	if o.mergeMin <= 0 || o.mergeMax < o.mergeMin {
 		return usagef("--merge-min must be positive and at most --merge-max")
@@ -223,7 +230,7 @@ func (o *runOptions) peerConfig(addr string, ip net.IP, lg *slog.Logger) peer.Co
 		Addr: addr, Contact: o.settings.From, Special: o.special,
 		Crawl:      o.settings.crawlConfig(o.seeds, "", o.allowPrivate),
 		Controller: b.Controller, Mode: b.Name, Share: b.Share,
-		Peers: o.peers, Slots: o.slots, AllowPrivate: o.allowPrivate,
+		Peers: o.peers, Slots: o.slots, AllowPrivate: o.allowPrivate, RequestsPerSecond: o.budget, NoSplit: o.noSplit,
 		Schedule: peer.Schedule{MergeMin: o.mergeMin, MergeMax: o.mergeMax},
 		P2P:      p2p, Logger: lg,
 		MergeInScope: o.mergeInScope, DayQuota: o.dayQuota, KeepDays: o.keepDays,
