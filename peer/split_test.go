@@ -1,12 +1,17 @@
 package peer
 
 import (
+	"context"
 	"errors"
+	"fmt"
+	"net"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/cocrawl/cocrawl/crawl"
+	"github.com/cocrawl/cocrawl/internal/testweb"
 	"github.com/cocrawl/cocrawl/webevents"
 )
 
@@ -53,5 +58,105 @@ func TestURLHost(t *testing.T) {
 		if got := urlHost(u); got != want {
 			t.Errorf("urlHost(%q) = %q, want %q", u, got, want)
 		}
+	}
+}
+
+// Three peers with the same seeds split a host's URLs: each URL is polled
+// mostly by one of them; when one stops, the URLs it polled are polled by
+// the two others within seconds.
+func TestSplitAndFailover(t *testing.T) {
+	w, err := testweb.Start(testweb.Config{Hosts: 1, PagesPerHost: 30, UpdateRate: 0.5, CrossLinks: -1, Seed: 21})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	go w.Run(ctx)
+	t.Cleanup(func() { cancel(); w.Close() })
+	host := strings.TrimSuffix(w.Seeds()[0], "/")
+
+	lns := []net.Listener{listen(t), listen(t), listen(t)}
+	peers := make([]*testPeer, 3)
+	for i := range peers {
+		var others []string
+		for j, ln := range lns {
+			if j != i {
+				others = append(others, "http://"+ln.Addr().String()+"/robots.shr")
+			}
+		}
+		cfg := testConfig(w.Seeds(), "sharing-hybrid", others...)
+		cfg.Crawl.Fetch.UserAgent = fmt.Sprintf("peer%d/1.0", i)
+		cfg.Crawl.SampleShare = -1 // only the split's polls
+		peers[i] = startPeer(t, lns[i], t.TempDir(), cfg)
+	}
+	waitFor(t, 30*time.Second, "every peer splits the host with the two others", func() bool {
+		for _, p := range peers {
+			if len(p.peers.pollers(time.Now())[host]) != 2 {
+				return false
+			}
+		}
+		return true
+	})
+	// byAgent counts, per page, the polls of each peer since a point in
+	// the host's log.
+	byAgent := func(from int) (map[string]map[string]int, int) {
+		log := w.Hosts()[0].Log()
+		out := map[string]map[string]int{}
+		for _, r := range log[from:] {
+			if r.Path == "/robots.txt" || r.Path == "/" {
+				continue
+			}
+			if out[r.Path] == nil {
+				out[r.Path] = map[string]int{}
+			}
+			out[r.Path][r.UserAgent]++
+		}
+		return out, len(log)
+	}
+	time.Sleep(2 * time.Second) // due times set before the split settle
+	_, mark := byAgent(0)
+	time.Sleep(6 * time.Second)
+	counts, mark2 := byAgent(mark)
+	owner := map[string]string{}
+	top, all := 0, 0
+	for path, m := range counts {
+		best := ""
+		for ua, n := range m {
+			all += n
+			if best == "" || n > m[best] {
+				best = ua
+			}
+		}
+		owner[path] = best
+		top += m[best]
+	}
+	t.Logf("%d pages polled %d times, %.2f of the polls by each page's main poller", len(counts), all, float64(top)/float64(all))
+	if float64(top) < 0.8*float64(all) {
+		t.Errorf("only %d of %d polls by the page's main poller: the peers do not split", top, all)
+	}
+	// Peer 2 leaves: its pages are polled by the others.
+	peers[2].stop()
+	waitFor(t, 15*time.Second, "the two others split the host alone", func() bool {
+		for _, p := range peers[:2] {
+			if len(p.peers.pollers(time.Now())[host]) != 1 {
+				return false
+			}
+		}
+		return true
+	})
+	time.Sleep(4 * time.Second)
+	after, _ := byAgent(mark2)
+	orphans, taken := 0, 0
+	for path, ua := range owner {
+		if ua != "peer2/1.0" {
+			continue
+		}
+		orphans++
+		if after[path]["peer0/1.0"]+after[path]["peer1/1.0"] > 0 {
+			taken++
+		}
+	}
+	t.Logf("peer 2 polled %d pages; %d of them were polled by the others after it left", orphans, taken)
+	if orphans == 0 || taken < orphans*9/10 {
+		t.Errorf("%d of the %d pages peer 2 polled were polled by the others after it left", taken, orphans)
 	}
 }
