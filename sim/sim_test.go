@@ -393,3 +393,25 @@ func wilson(p, nf float64) (lo, hi float64) {
 	w := z * math.Sqrt(p*(1-p)/nf+z*z/(4*nf*nf)) / d
 	return c - w, c + w
 }
+
+// A regime cell in the model: the lone crawlers match the analytic
+// freshness of a cycle, and the cooperating ones' freshness is a share.
+// (Whether cooperation pays there is what the sweep reports, beside the
+// live peers'.)
+func TestRegimeCell(t *testing.T) {
+	coop, alone, err := RegimeCell(context.Background(), 200, 3, 5, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := (1 - math.Exp(-5.0)) / 5
+	t.Logf("coop %.3f, alone %.3f (analytic %.3f)", coop, alone, want)
+	if math.Abs(alone-want) > 0.03 {
+		t.Errorf("lone crawlers %.3f, analytic %.3f", alone, want)
+	}
+	if !(coop > 0 && coop <= 1) {
+		t.Errorf("cooperating crawlers' freshness %.3f", coop)
+	}
+	if _, _, err := RegimeCell(context.Background(), 0, 3, 5, 1); err == nil {
+		t.Error("a cell of no objects ran")
+	}
+}

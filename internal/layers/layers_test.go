@@ -31,7 +31,7 @@ var allowed = map[string][]string{
 	"peer":                {"webevents", "protocol", "crawl", "peer/rho", "peer/trust", "internal/netguard"},
 	"peer/trust":          {},
 	"sim":                 {"peer/rho", "peer/trust", "crawl/revisit", "internal/chart"},
-	"internal/measure":    {"crawl", "crawl/revisit", "webevents", "internal/testweb", "peer", "protocol", "publish"},
+	"internal/measure":    {"crawl", "crawl/revisit", "webevents", "internal/testweb", "peer", "protocol", "publish", "sim"},
 	"publish":             {"webevents", "crawl"},
 	"internal/demo":       {"internal/chart", "webevents", "protocol", "crawl", "peer", "peer/rho", "internal/netguard", "internal/testweb"},
 }

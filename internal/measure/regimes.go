@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -19,6 +20,7 @@ import (
 	"github.com/cocrawl/cocrawl/crawl/revisit"
 	"github.com/cocrawl/cocrawl/internal/testweb"
 	"github.com/cocrawl/cocrawl/peer"
+	"github.com/cocrawl/cocrawl/sim"
 	"github.com/cocrawl/cocrawl/webevents"
 )
 
@@ -134,6 +136,18 @@ type RegimeResult struct {
 	Measured, MeasuredLow, MeasuredHigh float64
 	Samples                             int
 	Merges                              float64 // per peer
+	// The same cell in the simulator (sim.RegimeCell): its cooperating
+	// and lone crawlers' freshness.
+	SimCoop, SimAlone float64
+}
+
+// SimRatio is the simulator's freshness ratio for the cell.
+func (r RegimeResult) SimRatio() float64 { return r.SimCoop / max(r.SimAlone, 1e-9) }
+
+// SimDisagrees says whether the live ratio and the simulator's differ by
+// more than a tenth of the simulator's.
+func (r RegimeResult) SimDisagrees() bool {
+	return math.Abs(r.FreshRatio()-r.SimRatio()) > 0.1*r.SimRatio()
 }
 
 // FreshRatio is the peers' freshness over the lone crawlers'.
@@ -325,7 +339,8 @@ func runRegime(ctx context.Context, cfg RegimeConfig, cell RegimeCell, seed uint
 	res.Alone, res.AloneRate = res.Alone/na, res.AloneRate/na
 	pages := float64(cfg.Hosts * (cell.Pages + 1)) // and the home pages
 	res.Optimum = revisit.Freshness(1/changeEvery.Seconds(), res.AloneRate/pages)
-	return res, nil
+	res.SimCoop, res.SimAlone, err = sim.RegimeCell(ctx, cfg.Hosts*cell.Pages, cell.Peers, cell.CycleRatio, seed)
+	return res, err
 }
 
 // sampleLive picks up to n live pages of the truth at random.
@@ -377,17 +392,22 @@ func PrintRegimes(out io.Writer, cfg RegimeConfig, rs []RegimeResult) {
 	cfg.defaults()
 	fmt.Fprintf(out, "regimes: %d hosts a web; cooperating `cocrawl run` peers against as many `cocrawl crawl` crawlers, all on defaults with the cell's --delay\n", cfg.Hosts)
 	tw := tabwriter.NewWriter(out, 2, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "cycle/change\tpages/host\tLM\tdelay\tpeers\tfresh coop\tfresh alone\tratio\tload ratio\talone/optimum\tmeasured [95%]\tmerges/peer\t")
+	fmt.Fprintln(tw, "cycle/change\tpages/host\tLM\tdelay\tpeers\tfresh coop\tfresh alone\tratio\tload ratio\talone/optimum\tmeasured [95%]\tmerges/peer\tsim ratio\t")
 	for _, r := range rs {
 		c := r.Cell
 		lm := "yes"
 		if !c.LastModified {
 			lm = "no"
 		}
-		fmt.Fprintf(tw, "%g\t%d\t%s\t%v\t%d\t%.3f\t%.3f\t%.2f\t%.2f\t%.2f\t%.3f [%.2f, %.2f]\t%.0f\t\n", c.CycleRatio, c.Pages, lm, c.Delay, c.Peers,
-			r.Coop, r.Alone, r.FreshRatio(), r.LoadRatio(), r.OptimumShare(), r.Measured, r.MeasuredLow, r.MeasuredHigh, r.Merges)
+		flag := ""
+		if r.SimDisagrees() {
+			flag = " *"
+		}
+		fmt.Fprintf(tw, "%g\t%d\t%s\t%v\t%d\t%.3f\t%.3f\t%.2f\t%.2f\t%.2f\t%.3f [%.2f, %.2f]\t%.0f\t%.2f%s\t\n", c.CycleRatio, c.Pages, lm, c.Delay, c.Peers,
+			r.Coop, r.Alone, r.FreshRatio(), r.LoadRatio(), r.OptimumShare(), r.Measured, r.MeasuredLow, r.MeasuredHigh, r.Merges, r.SimRatio(), flag)
 	}
 	tw.Flush()
+	fmt.Fprintln(out, "sim ratio: the same cell in the simulator (sim.RegimeCell); * where it and the live ratio differ by more than 10%")
 }
 
 // ParseRegimeCells reads cells as "ratio:pages:lm|nolm:delay:peers",
