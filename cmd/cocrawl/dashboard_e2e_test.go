@@ -106,6 +106,10 @@ func TestDashboardInChromium(t *testing.T) {
 	if conns := text("conns"); !regexp.MustCompile(`^\d+ / \d+ · \d+ / \d+$`).MatchString(conns) {
 		t.Fatalf("#conns shows %q", conns)
 	}
+	// Its own freshness, measured by samples, beside the model's (issue 28).
+	if fr := text("mfresh"); !regexp.MustCompile(`^measured (\d\.\d{3} \[\d\.\d\d, \d\.\d\d\], \d+ samples|: no samples yet) · model `).MatchString(fr) {
+		t.Fatalf("#mfresh shows %q", fr)
+	}
 	if !strings.Contains(dom, "<th>connection</th>") {
 		t.Fatal("the peer table has no connection column")
 	}
