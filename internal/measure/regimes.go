@@ -295,7 +295,7 @@ func runRegime(ctx context.Context, cfg RegimeConfig, cell RegimeCell, seed uint
 	for _, m := range members {
 		m.polls[0] = m.pollCount()
 	}
-	start := time.Now()
+	start, updates := time.Now(), w.Stats().Updates
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	for time.Since(start) < measure {
@@ -337,17 +337,23 @@ func runRegime(ctx context.Context, cfg RegimeConfig, cell RegimeCell, seed uint
 	res.Measured, res.MeasuredLow, res.MeasuredHigh, res.Merges = res.Measured/nc, res.MeasuredLow/nc, res.MeasuredHigh/nc, res.Merges/nc
 	res.Samples = int(float64(res.Samples) / nc)
 	res.Alone, res.AloneRate = res.Alone/na, res.AloneRate/na
-	pages := float64(cfg.Hosts * (cell.Pages + 1)) // and the home pages
-	res.Optimum = revisit.Freshness(1/changeEvery.Seconds(), res.AloneRate/pages)
+	// The optimum for the pages' realised change rate at the lone
+	// crawlers' request rate on them (they poll the home pages as often,
+	// which never change here).
+	pages := float64(cfg.Hosts * cell.Pages)
+	lambda := float64(w.Stats().Updates-updates) / pages / el
+	res.Optimum = revisit.Freshness(lambda, res.AloneRate*float64(cell.Pages)/float64(cell.Pages+1)/pages)
 	res.SimCoop, res.SimAlone, err = sim.RegimeCell(ctx, cfg.Hosts*cell.Pages, cell.Peers, cell.CycleRatio, seed)
 	return res, err
 }
 
-// sampleLive picks up to n live pages of the truth at random.
+// sampleLive picks up to n live pages of the truth at random, home pages
+// left out (they change only with creations and deletions, which the
+// cells have none of: always fresh, they would flatter every crawler).
 func sampleLive(truth map[string]testweb.PageState, n int, rng *rand.Rand) []string {
 	var live []string
 	for u, ps := range truth {
-		if ps.Live {
+		if ps.Live && !strings.HasSuffix(u, "/") {
 			live = append(live, u)
 		}
 	}
