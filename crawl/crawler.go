@@ -480,7 +480,7 @@ func (c *Crawler) afterFetch(h *host, st *URLState, res *Result) (webevents.Even
 		if refused {
 			judged = "refused"
 		}
-		c.judgeSample(prev, changed, res.Status, judged, st.sampleWeight, res.End)
+		c.judgeSample(prev, changed, res, judged, st.sampleWeight, res.End)
 	} else {
 		c.polledForSample(res.End)
 	}

@@ -164,12 +164,17 @@ func (c *Crawler) noVerdict() {
 // judgeSample records the verdict of a sampled poll: prev is what was
 // held before it, changed whether Detect found an event, kind its error
 // kind. c.mu need not be held.
-func (c *Crawler) judgeSample(prev *webevents.Event, changed bool, status int, kind string, weight float32, at time.Time) {
-	if kind != "" || (status != 200 && status != 304) {
+func (c *Crawler) judgeSample(prev *webevents.Event, changed bool, res *Result, kind string, weight float32, at time.Time) {
+	if kind != "" || (res.Status != 200 && res.Status != 304) {
 		c.noVerdict()
 		return
 	}
-	current := prev != nil && prev.Stat != webevents.Delete && !changed
+	// Stricter than Detect: a Last-Modified has whole seconds, so two
+	// versions within one second look alike to it; the page's ETag and
+	// digest, where both sides have one, must match too.
+	current := prev != nil && prev.Stat != webevents.Delete && !changed &&
+		(prev.ETag == "" || res.ETag == "" || prev.ETag == res.ETag) &&
+		(prev.Digest == "" || res.Digest == "" || prev.Digest == res.Digest)
 	s := c.self
 	s.mu.Lock()
 	s.verdicts[s.next], s.at[s.next], s.weights[s.next] = current, at, float64(max(weight, 1e-3))

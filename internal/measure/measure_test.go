@@ -155,3 +155,36 @@ func TestSitemapsReport(t *testing.T) {
 		t.Errorf("sitemap reads: plain %d, honest %d", runs[0].Signals.SitemapReads, runs[1].Signals.SitemapReads)
 	}
 }
+
+// One small cell of the regime sweep: the harness runs peers and lone
+// crawlers on a changing web and its figures are sane; the simulator's
+// cell runs beside it.
+func TestRegimeCellRuns(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a live cell: 10 s")
+	}
+	cells, err := ParseRegimeCells("5:20:lm:20ms:2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := RegimeConfig{Cells: cells, Hosts: 2, WarmupCycles: 1, MeasureCycles: 1, MinWarmup: 3 * time.Second, MinMeasure: 6 * time.Second}
+	rs, err := Regimes(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	PrintRegimes(&b, cfg, rs)
+	t.Log("\n" + b.String())
+	r := rs[0]
+	if !(r.Coop > 0 && r.Coop <= 1 && r.Alone > 0 && r.Alone <= 1) || !(r.CoopRate > 0 && r.AloneRate > 0) {
+		t.Fatalf("figures %+v", r)
+	}
+	if r.Merges == 0 || r.Samples == 0 || !(r.SimAlone > 0) || !(r.Optimum > 0) {
+		t.Fatalf("no merges, samples, simulated cell or optimum: %+v", r)
+	}
+	for _, bad := range []string{"5:20:lm:20ms", "0:20:lm:1s:2", "5:20:maybe:1s:2", "5:20:lm:1s:1"} {
+		if _, err := ParseRegimeCells(bad); err == nil {
+			t.Errorf("cell %q parsed", bad)
+		}
+	}
+}

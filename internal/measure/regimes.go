@@ -94,6 +94,9 @@ type RegimeConfig struct {
 	// at least a minimum; defaults 3 cycles (at least 30 s) and 4 cycles
 	// (at least 60 s).
 	WarmupCycles, MeasureCycles float64
+	// MinWarmup and MinMeasure are the least of each; defaults 30 s and
+	// 60 s.
+	MinWarmup, MinMeasure time.Duration
 	// NoSplit runs the peers without the rendezvous split (the emergent
 	// split of random orders), to compare.
 	NoSplit  bool
@@ -118,6 +121,12 @@ func (c *RegimeConfig) defaults() {
 	if c.Seed == 0 {
 		c.Seed = 1
 	}
+	if c.MinWarmup <= 0 {
+		c.MinWarmup = 30 * time.Second
+	}
+	if c.MinMeasure <= 0 {
+		c.MinMeasure = time.Minute
+	}
 }
 
 // RegimeResult is what one cell measured.
@@ -132,8 +141,9 @@ type RegimeResult struct {
 	Optimum float64
 	// The peers' own measurement of their freshness at the end (mean of
 	// the peers, and of their intervals), against the truth averaged over
-	// the whole window.
+	// the time each peer's samples span.
 	Measured, MeasuredLow, MeasuredHigh float64
+	TruthInWindow                       float64
 	Samples                             int
 	Merges                              float64 // per peer
 	// The same cell in the simulator (sim.RegimeCell): its cooperating
@@ -173,8 +183,8 @@ func Regimes(ctx context.Context, cfg RegimeConfig) ([]RegimeResult, error) {
 			return out, fmt.Errorf("cell %s: %w", cell, err)
 		}
 		if cfg.Progress != nil {
-			fmt.Fprintf(cfg.Progress, "  freshness %.3f vs %.3f (%.2fx), load %.2fx, measured %.3f [%.3f, %.3f]\n",
-				r.Coop, r.Alone, r.FreshRatio(), r.LoadRatio(), r.Measured, r.MeasuredLow, r.MeasuredHigh)
+			fmt.Fprintf(cfg.Progress, "  freshness %.3f vs %.3f (%.2fx), load %.2fx, measured %.3f [%.3f, %.3f] (truth then %.3f), sim %.2fx\n",
+				r.Coop, r.Alone, r.FreshRatio(), r.LoadRatio(), r.Measured, r.MeasuredLow, r.MeasuredHigh, r.TruthInWindow, r.SimRatio())
 		}
 		out = append(out, r)
 	}
@@ -192,6 +202,24 @@ type regimeMember struct {
 	fresh   float64
 	samples int
 	polls   [2]int64
+	series  []truthAt // its true freshness, every second from the start
+}
+
+type truthAt struct {
+	at    time.Duration
+	fresh float64
+}
+
+// meanSince is the member's true freshness averaged from from on.
+func (m *regimeMember) meanSince(from time.Duration) float64 {
+	sum, n := 0.0, 0
+	for _, p := range m.series {
+		if p.at >= from {
+			sum += p.fresh
+			n++
+		}
+	}
+	return sum / float64(max(n, 1))
 }
 
 func (m *regimeMember) pollCount() int64 {
@@ -287,31 +315,42 @@ func runRegime(ctx context.Context, cfg RegimeConfig, cell RegimeCell, seed uint
 	cycles := func(n float64, least time.Duration) time.Duration {
 		return max(least, time.Duration(n*float64(cell.cycle())))
 	}
-	warmup, measure := cycles(cfg.WarmupCycles, 30*time.Second), cycles(cfg.MeasureCycles, time.Minute)
+	warmup, measure := cycles(cfg.WarmupCycles, cfg.MinWarmup), cycles(cfg.MeasureCycles, cfg.MinMeasure)
 	rng := rand.New(rand.NewPCG(seed, 28))
-	if err := sleepCtx(ctx, warmup); err != nil {
-		return res, err
-	}
-	for _, m := range members {
-		m.polls[0] = m.pollCount()
-	}
-	start, updates := time.Now(), w.Stats().Updates
+	// The truth is sampled every second from the start: the window is
+	// averaged for the figures, and the whole run serves to check each
+	// peer's own measurement over the time its samples span.
+	begin := time.Now()
+	var start time.Time
+	var updates int
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
-	for time.Since(start) < measure {
+	for time.Since(begin) < warmup+measure {
 		select {
 		case <-ctx.Done():
 			return res, ctx.Err()
 		case <-tick.C:
 		}
+		if start.IsZero() && time.Since(begin) >= warmup {
+			start, updates = time.Now(), w.Stats().Updates
+			for _, m := range members {
+				m.polls[0] = m.pollCount()
+			}
+		}
 		truth := w.Truth()
 		urls := sampleLive(truth, 2000, rng)
+		at := time.Since(begin)
 		for _, m := range members {
-			m.fresh += heldShare(m.store, truth, urls)
-			m.samples++
+			f := heldShare(m.store, truth, urls)
+			m.series = append(m.series, truthAt{at, f})
+			if !start.IsZero() {
+				m.fresh += f
+				m.samples++
+			}
 		}
 	}
 	el := time.Since(start).Seconds()
+	end := time.Since(begin)
 	var nc, na float64
 	for _, m := range members {
 		m.polls[1] = m.pollCount()
@@ -322,6 +361,7 @@ func runRegime(ctx context.Context, cfg RegimeConfig, cell RegimeCell, seed uint
 			res.CoopRate += rate
 			st := m.peer.Status(false)
 			res.Measured += st.Freshness.Freshness
+			res.TruthInWindow += m.meanSince(end - time.Duration(st.Freshness.WindowS*float64(time.Second)))
 			res.MeasuredLow += st.Freshness.Low
 			res.MeasuredHigh += st.Freshness.High
 			res.Samples += st.Freshness.Samples
@@ -335,6 +375,7 @@ func runRegime(ctx context.Context, cfg RegimeConfig, cell RegimeCell, seed uint
 	}
 	res.Coop, res.CoopRate = res.Coop/nc, res.CoopRate/nc
 	res.Measured, res.MeasuredLow, res.MeasuredHigh, res.Merges = res.Measured/nc, res.MeasuredLow/nc, res.MeasuredHigh/nc, res.Merges/nc
+	res.TruthInWindow /= nc
 	res.Samples = int(float64(res.Samples) / nc)
 	res.Alone, res.AloneRate = res.Alone/na, res.AloneRate/na
 	// The optimum for the pages' realised change rate at the lone
@@ -382,23 +423,12 @@ func heldShare(st interface {
 	return float64(fresh) / float64(max(len(urls), 1))
 }
 
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
-
 // PrintRegimes writes the sweep's table.
 func PrintRegimes(out io.Writer, cfg RegimeConfig, rs []RegimeResult) {
 	cfg.defaults()
 	fmt.Fprintf(out, "regimes: %d hosts a web; cooperating `cocrawl run` peers against as many `cocrawl crawl` crawlers, all on defaults with the cell's --delay\n", cfg.Hosts)
 	tw := tabwriter.NewWriter(out, 2, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "cycle/change\tpages/host\tLM\tdelay\tpeers\tfresh coop\tfresh alone\tratio\tload ratio\talone/optimum\tmeasured [95%]\tmerges/peer\tsim ratio\t")
+	fmt.Fprintln(tw, "cycle/change\tpages/host\tLM\tdelay\tpeers\tfresh coop\tfresh alone\tratio\tload ratio\talone/optimum\tmeasured [95%]\ttruth then\tmerges/peer\tsim ratio\t")
 	for _, r := range rs {
 		c := r.Cell
 		lm := "yes"
@@ -409,8 +439,8 @@ func PrintRegimes(out io.Writer, cfg RegimeConfig, rs []RegimeResult) {
 		if r.SimDisagrees() {
 			flag = " *"
 		}
-		fmt.Fprintf(tw, "%g\t%d\t%s\t%v\t%d\t%.3f\t%.3f\t%.2f\t%.2f\t%.2f\t%.3f [%.2f, %.2f]\t%.0f\t%.2f%s\t\n", c.CycleRatio, c.Pages, lm, c.Delay, c.Peers,
-			r.Coop, r.Alone, r.FreshRatio(), r.LoadRatio(), r.OptimumShare(), r.Measured, r.MeasuredLow, r.MeasuredHigh, r.Merges, r.SimRatio(), flag)
+		fmt.Fprintf(tw, "%g\t%d\t%s\t%v\t%d\t%.3f\t%.3f\t%.2f\t%.2f\t%.2f\t%.3f [%.2f, %.2f]\t%.3f\t%.0f\t%.2f%s\t\n", c.CycleRatio, c.Pages, lm, c.Delay, c.Peers,
+			r.Coop, r.Alone, r.FreshRatio(), r.LoadRatio(), r.OptimumShare(), r.Measured, r.MeasuredLow, r.MeasuredHigh, r.TruthInWindow, r.Merges, r.SimRatio(), flag)
 	}
 	tw.Flush()
 	fmt.Fprintln(out, "sim ratio: the same cell in the simulator (sim.RegimeCell); * where it and the live ratio differ by more than 10%")
