@@ -169,12 +169,7 @@ func (c *Crawler) judgeSample(prev *webevents.Event, changed bool, res *Result, 
 		c.noVerdict()
 		return
 	}
-	// Stricter than Detect: a Last-Modified has whole seconds, so two
-	// versions within one second look alike to it; the page's ETag and
-	// digest, where both sides have one, must match too.
-	current := prev != nil && prev.Stat != webevents.Delete && !changed &&
-		(prev.ETag == "" || res.ETag == "" || prev.ETag == res.ETag) &&
-		(prev.Digest == "" || res.Digest == "" || prev.Digest == res.Digest)
+	current := prev != nil && prev.Stat != webevents.Delete && sameVersion(prev, res, changed)
 	s := c.self
 	s.mu.Lock()
 	s.verdicts[s.next], s.at[s.next], s.weights[s.next] = current, at, float64(max(weight, 1e-3))
@@ -232,4 +227,20 @@ func WilsonShare(p, nf float64) (lo, hi float64) {
 	c := (p + z*z/(2*nf)) / d
 	w := z * math.Sqrt(p*(1-p)/nf+z*z/(4*nf*nf)) / d
 	return max(0, c-w), min(1, c+w)
+}
+
+// sameVersion says whether a sampled poll found the version held: by the
+// content digest when both sides have one (the most direct evidence), else
+// by the ETag, else as Detect judged (changed). Not by Detect alone: a
+// Last-Modified has whole seconds, so two versions within one second look
+// alike to it, and a page that stamps every response with the time looks
+// changed at every poll.
+func sameVersion(prev *webevents.Event, res *Result, changed bool) bool {
+	switch {
+	case prev.Digest != "" && res.Digest != "":
+		return prev.Digest == res.Digest
+	case prev.ETag != "" && res.ETag != "":
+		return prev.ETag == res.ETag
+	}
+	return !changed
 }

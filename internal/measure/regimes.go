@@ -46,13 +46,19 @@ type RegimeCell struct {
 	CycleRatio   float64
 	Pages        int // per host
 	LastModified bool
-	Delay        time.Duration
-	Peers        int
+	// LastModifiedNow: the hosts send the response's time as
+	// Last-Modified (a dynamic site), LastModified or not.
+	LastModifiedNow bool
+	Delay           time.Duration
+	Peers           int
 }
 
 func (c RegimeCell) String() string {
 	lm := "LM"
-	if !c.LastModified {
+	switch {
+	case c.LastModifiedNow:
+		lm = "LM now"
+	case !c.LastModified:
 		lm = "no LM"
 	}
 	return fmt.Sprintf("cycle/change %g, %d pages/host, %s, delay %v, %d peers", c.CycleRatio, c.Pages, lm, c.Delay, c.Peers)
@@ -235,7 +241,10 @@ func runRegime(ctx context.Context, cfg RegimeConfig, cell RegimeCell, seed uint
 	defer cancel()
 	changeEvery := time.Duration(float64(cell.cycle()) / cell.CycleRatio)
 	wc := testweb.Config{Hosts: cfg.Hosts, PagesPerHost: cell.Pages, UpdateRate: 1 / changeEvery.Seconds(), CrossLinks: -1, Seed: seed}
-	if !cell.LastModified {
+	switch {
+	case cell.LastModifiedNow:
+		wc.LastModifiedNow = true
+	case !cell.LastModified:
 		wc.NoLastModifiedEvery = 1
 	}
 	w, err := testweb.Start(wc)
@@ -432,7 +441,10 @@ func PrintRegimes(out io.Writer, cfg RegimeConfig, rs []RegimeResult) {
 	for _, r := range rs {
 		c := r.Cell
 		lm := "yes"
-		if !c.LastModified {
+		switch {
+		case c.LastModifiedNow:
+			lm = "now"
+		case !c.LastModified:
 			lm = "no"
 		}
 		flag := ""
@@ -446,14 +458,14 @@ func PrintRegimes(out io.Writer, cfg RegimeConfig, rs []RegimeResult) {
 	fmt.Fprintln(out, "sim ratio: the same cell in the simulator (sim.RegimeCell); * where it and the live ratio differ by more than 10%")
 }
 
-// ParseRegimeCells reads cells as "ratio:pages:lm|nolm:delay:peers",
+// ParseRegimeCells reads cells as "ratio:pages:lm|nolm|lmnow:delay:peers",
 // comma-separated, as in "5:50:lm:200ms:3,25:50:nolm:1s:2".
 func ParseRegimeCells(s string) ([]RegimeCell, error) {
 	var cells []RegimeCell
 	for _, part := range strings.Split(s, ",") {
 		f := strings.Split(strings.TrimSpace(part), ":")
 		if len(f) != 5 {
-			return nil, fmt.Errorf("cell %q: want ratio:pages:lm|nolm:delay:peers", part)
+			return nil, fmt.Errorf("cell %q: want ratio:pages:lm|nolm|lmnow:delay:peers", part)
 		}
 		var c RegimeCell
 		if _, err := fmt.Sscanf(f[0], "%g", &c.CycleRatio); err != nil || c.CycleRatio <= 0 {
@@ -466,8 +478,10 @@ func ParseRegimeCells(s string) ([]RegimeCell, error) {
 		case "lm":
 			c.LastModified = true
 		case "nolm":
+		case "lmnow":
+			c.LastModifiedNow = true
 		default:
-			return nil, fmt.Errorf("cell %q: %q is not lm or nolm", part, f[2])
+			return nil, fmt.Errorf("cell %q: %q is not lm, nolm or lmnow", part, f[2])
 		}
 		d, err := time.ParseDuration(f[3])
 		if err != nil || d <= 0 {

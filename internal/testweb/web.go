@@ -31,6 +31,10 @@ type Config struct {
 	// NoLastModifiedEvery: every k-th host sends no Last-Modified, so a
 	// crawler must detect changes by content. 0: every host sends it.
 	NoLastModifiedEvery int
+	// LastModifiedNow makes every host send the time of the response as
+	// Last-Modified, as a dynamic site does (unless NoLastModifiedEvery
+	// takes it away).
+	LastModifiedNow bool
 	// RobotsEvery: every k-th host has a robots.txt that disallows
 	// /private/ (which its pages link to) and sets Crawl-delay.
 	RobotsEvery int
@@ -581,14 +585,18 @@ func (h *Host) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	tag := etag(p)
 	w.Header().Set("ETag", tag)
-	if !h.noLM {
+	switch {
+	case h.noLM:
+	case h.web.cfg.LastModifiedNow:
+		w.Header().Set("Last-Modified", time.Now().UTC().Format(http.TimeFormat))
+	default:
 		w.Header().Set("Last-Modified", p.lmd.UTC().Format(http.TimeFormat))
 	}
 	if inm := r.Header.Get("If-None-Match"); inm != "" && inm == tag {
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}
-	if ims := r.Header.Get("If-None-Match"); ims == "" && !h.noLM {
+	if ims := r.Header.Get("If-None-Match"); ims == "" && !h.noLM && !h.web.cfg.LastModifiedNow {
 		if t, err := http.ParseTime(r.Header.Get("If-Modified-Since")); err == nil && !p.lmd.Truncate(time.Second).After(t) {
 			w.WriteHeader(http.StatusNotModified)
 			return
