@@ -66,7 +66,7 @@ type SelfMeasure struct {
 	// Since the start: samples drawn, and those that reached no verdict.
 	Drawn     int64 `json:"drawn"`
 	NoVerdict int64 `json:"no_verdict"`
-	// Window is the time the verdicts in the window span.
+	// WindowS is the time the verdicts in the window span, in seconds.
 	WindowS float64 `json:"window_s"`
 }
 
@@ -101,7 +101,8 @@ func newSelfCheck(share float64) *selfCheck {
 	return &selfCheck{share: share, rng: rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))}
 }
 
-// polled notes one poll (not a sample) and draws the samples it owes.
+// polledForSample notes one poll (not a sample) and draws the samples
+// it owes.
 // c.mu held.
 func (c *Crawler) polledForSample(now time.Time) {
 	s := c.self
@@ -120,13 +121,13 @@ func (c *Crawler) polledForSample(now time.Time) {
 	s.owed += s.share
 	for s.owed >= 1 {
 		s.owed--
-		c.drawSample(now)
+		c.drawSample()
 	}
 }
 
 // drawSample marks a uniform random URL of the frontier for a sampled
 // poll, ahead of its host's other URLs. c.mu held.
-func (c *Crawler) drawSample(now time.Time) {
+func (c *Crawler) drawSample() {
 	st := c.f.all[c.self.rng.IntN(len(c.f.all))]
 	s := c.self
 	s.mu.Lock()
