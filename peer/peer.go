@@ -208,7 +208,7 @@ func New(cfg Config, st Stores) (*Peer, error) {
 		cfg.Slots = max(cfg.Crawl.Workers, 8)
 	}
 	p := &Peer{
-		cfg: cfg, cid: cid, stores: st, crawler: c, peers: newPeerSet(cfg.Schedule), log: cfg.Logger,
+		cfg: cfg, cid: cid, stores: st, crawler: c, peers: newPeerSet(withBudget(cfg.Schedule, cfg.RequestsPerSecond)), log: cfg.Logger,
 		ctl: cfg.Controller, timeAt: map[string]time.Duration{}, kick: make(chan struct{}, 1),
 		excluded: map[string]string{}, stats: newStats(), metrics: protocol.NewMetrics(), started: time.Now(),
 		checks: newChecker(cfg.Trust),
@@ -684,4 +684,13 @@ func (p *Peer) indexNow(sub protocol.IndexNowSubmission) error {
 	default:
 		return err
 	}
+}
+
+// withBudget gives a merge schedule the peer's request budget, unless it
+// has one of its own.
+func withBudget(s Schedule, rate float64) Schedule {
+	if s.RequestRate == 0 {
+		s.RequestRate = rate
+	}
+	return s
 }

@@ -28,6 +28,10 @@ type Schedule struct {
 	// BackoffBase and BackoffMax bound the wait after failed merges, which
 	// doubles with each consecutive failure. Defaults 30 s and 1 h.
 	BackoffBase, BackoffMax time.Duration
+	// RequestRate is the peer's request budget (Config.RequestsPerSecond;
+	// 0: none), which merges pay from as polls do: merges from all peers
+	// together then take at most mergeBudgetShare of it.
+	RequestRate float64
 }
 
 func (s *Schedule) defaults() {
@@ -242,10 +246,33 @@ func (s *peerSet) done(shrURL string, o mergeOutcome, now time.Time) Record {
 		r.PeerID, r.P2PAddrs = o.peerID, o.p2pAddrs
 	}
 	iv = time.Duration(float64(iv) * mergeStep(o.gained))
-	iv = min(max(iv, s.sched.MergeMin), s.sched.MergeMax)
+	iv = min(max(iv, s.sched.MergeMin, s.budgetFloor()), s.sched.MergeMax)
 	r.Interval = Duration(iv)
 	r.NextDue = now.Add(iv)
 	return *r
+}
+
+// mergeBudgetShare is the most of a request budget that merges take: a
+// merge every 250 ms from each of two peers would take 8 of 40 requests a
+// second from the polls that make the events merged (the demo: 0.63x the
+// polls of a polling-only peer, 1.55x its freshness, against 2.01x with
+// merges every second).
+const mergeBudgetShare = 0.05
+
+// budgetFloor is the shortest wait between merges from one peer that keeps
+// merges from all healthy peers within mergeBudgetShare of the request
+// budget; 0 without one. s.mu held.
+func (s *peerSet) budgetFloor() time.Duration {
+	if s.sched.RequestRate <= 0 {
+		return 0
+	}
+	n := 0
+	for _, r := range s.rows {
+		if !r.Self && r.Healthy() {
+			n++
+		}
+	}
+	return time.Duration(float64(max(n, 1)) / (mergeBudgetShare * s.sched.RequestRate) * float64(time.Second))
 }
 
 // DefaultMergeMin is Schedule.MergeMin's default: a web whose pages

@@ -198,3 +198,27 @@ func TestDiscoveredPeersAreBounded(t *testing.T) {
 		t.Fatalf("%d rows, %d addresses in the first", len(rows), len(rows[0].P2PAddrs))
 	}
 }
+
+// With a request budget, merges from all healthy peers take at most a
+// twentieth of it: the wait between merges from one peer has a floor.
+func TestMergesWithinTheBudget(t *testing.T) {
+	s := newPeerSet(Schedule{MergeMin: 100 * time.Millisecond, MergeMax: time.Hour, RequestRate: 40})
+	now := time.Unix(1_700_000_000, 0)
+	for _, u := range []string{"http://a.example/robots.shr", "http://b.example/robots.shr"} {
+		s.add(u, "static", now)
+		s.next(now)
+		s.done(u, mergeOutcome{gained: 1000}, now)
+	}
+	s.next(now)
+	r := s.done("http://a.example/robots.shr", mergeOutcome{gained: 1000}, now)
+	// Two healthy peers, 5% of 40 requests a second: one merge a second in all.
+	if got := time.Duration(r.Interval); got != time.Second {
+		t.Fatalf("wait %v, want 1s (2 peers / (0.05 x 40/s))", got)
+	}
+	free := newPeerSet(Schedule{MergeMin: 100 * time.Millisecond, MergeMax: time.Hour})
+	free.add("http://a.example/robots.shr", "static", now)
+	free.next(now)
+	if r := free.done("http://a.example/robots.shr", mergeOutcome{gained: 1000}, now); time.Duration(r.Interval) != 100*time.Millisecond {
+		t.Fatalf("without a budget the wait is %v, want the 100ms floor", time.Duration(r.Interval))
+	}
+}
