@@ -37,10 +37,7 @@ type Config struct {
 	// 30 days. They are bounds, not the mechanism: politeness and the
 	// request budget pace the polls, and the optimal policy revisits a
 	// page no sooner than a visit has a fair chance (minChangeChance) to
-	// find it changed, so a static page is not polled every second. A
-	// URL's first revisit only may come up to half an interval late (past
-	// RevisitMax too), to spread out the burst of a crawl's first visits
-	// (firstPhase).
+	// find it changed, so a static page is not polled every second.
 	RevisitMin time.Duration
 	RevisitMax time.Duration // default 30 days
 	// Revisit is the revisit policy: RevisitOptimal (default; by estimated

@@ -508,11 +508,6 @@ func (c *Crawler) afterFetch(h *host, st *URLState, res *Result) (webevents.Even
 			}
 		}
 		c.nextInterval(h, st, changed, res.End)
-		if firstView && st.Polls > 0 {
-			// Through the interval, so the last look (due less interval)
-			// stays this poll.
-			st.Interval += c.firstPhase(st)
-		}
 		st.Due = c.revisitAt(st, res.End)
 	}
 	if res.Location != "" {

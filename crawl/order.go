@@ -155,16 +155,3 @@ func (c *Crawler) revisitAt(st *URLState, from time.Time) time.Time {
 func (c *Crawler) adapt(st *URLState, changed bool) {
 	st.Interval = revisit.Adapt(st.Interval, changed, c.cfg.RevisitMin, c.cfg.RevisitMax)
 }
-
-// firstPhase is how much longer than planned a URL's first revisit
-// interval is: a share of half of it that a hash of the URL decides.
-// A crawl's first visits come in a burst (a peer's whole web in its first
-// minute), and where every interval is the same (pinned by --revisit-min
-// and --revisit-max, or pages that change alike) the revisits would keep
-// the burst's phase forever, polls coming in waves with idle gaps between
-// (the demo with --revisit 1m: freshness swinging from 0.04 to 0.34).
-// Later, never sooner, so no revisit comes before its interval.
-func (c *Crawler) firstPhase(st *URLState) time.Duration {
-	share := float64(maphash.String(c.order, st.URL)>>11) / (1 << 53)
-	return time.Duration(share * float64(st.Interval) / 2)
-}
