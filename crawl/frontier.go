@@ -41,9 +41,10 @@ type URLState struct {
 	inFirst  bool // queued in the first-visit heap
 	checking bool // Recheck asked for a poll: hints do not put it off
 	sampling bool // drawn for a sampled poll (selfcheck.go): hints do not put it off either
-	ai       int  // 1 + position in frontier.all
-	// sampleWeight is a pending sample's weight: the mean time between
-	// polls when it was drawn (selfcheck.go).
+	// ai is 1 + the URL's position in frontier.all; sampleWeight a
+	// pending sample's weight: the mean time between polls when it was
+	// drawn (selfcheck.go). 8 bytes together.
+	ai           int32
 	sampleWeight float32
 	// lastmodClaim is what a sitemap's lastmod said of the URL since its
 	// last poll (changed, or unchanged): the next poll judges it.
@@ -199,7 +200,7 @@ func (f *frontier) add(s URLState) (*URLState, bool) {
 	st := &s
 	f.urls[s.URL] = st
 	f.all = append(f.all, st)
-	st.ai = len(f.all)
+	st.ai = int32(len(f.all))
 	h := f.host(hostKey(s.URL))
 	h.known++
 	if !st.Gone {
@@ -211,9 +212,9 @@ func (f *frontier) add(s URLState) (*URLState, bool) {
 // drop takes a URL out of the frontier (it must be in no heap).
 func (f *frontier) drop(st *URLState) {
 	delete(f.urls, st.URL)
-	if i := st.ai - 1; i >= 0 && i < len(f.all) && f.all[i] == st {
+	if i := int(st.ai) - 1; i >= 0 && i < len(f.all) && f.all[i] == st {
 		last := f.all[len(f.all)-1]
-		f.all[i], last.ai = last, i+1
+		f.all[i], last.ai = last, int32(i+1)
 		f.all[len(f.all)-1] = nil
 		f.all = f.all[:len(f.all)-1]
 	}

@@ -16,15 +16,17 @@ import (
 //
 // With a rendezvous set (Rendezvous), the order is the community's: see
 // rendezvousWait.
-func (c *Crawler) offset(u string) time.Duration { return c.offsetWithin(u, c.cfg.Spread) }
-
-// offsetWithin is offset with its own spread.
-func (c *Crawler) offsetWithin(u string, spread time.Duration) time.Duration {
-	if spread <= 0 {
-		return 0
-	}
+func (c *Crawler) offset(u string) time.Duration {
 	if wait, split := c.rendezvousWait(u); split {
 		return wait
+	}
+	return c.randomOffset(u, c.cfg.Spread)
+}
+
+// randomOffset is this crawler's own share of spread for u.
+func (c *Crawler) randomOffset(u string, spread time.Duration) time.Duration {
+	if spread <= 0 {
+		return 0
 	}
 	return time.Duration(maphash.String(c.order, u) % uint64(spread))
 }
@@ -40,7 +42,7 @@ func (c *Crawler) revisitOffset(u string, iv time.Duration) time.Duration {
 	if wait, split := c.rendezvousWait(u); split {
 		return wait
 	}
-	return c.offsetWithin(u, min(c.cfg.Spread, iv/2))
+	return c.randomOffset(u, min(c.cfg.Spread, iv/2))
 }
 
 // The rendezvous split (issue 28). Peers that merge each other count each
@@ -88,11 +90,18 @@ type SplitPeer struct {
 // alone. Due times already set keep their offsets.
 func (c *Crawler) Rendezvous(self string, byHost map[string][]SplitPeer) {
 	r := rendezvous{self: nameHash(self), byHost: make(map[string][]rdvPeer, len(byHost))}
+	names := map[string]uint64{} // a peer polls many hosts: hash its name once
 	for h, peers := range byHost {
 		for _, p := range peers {
-			if p.Name != self {
-				r.byHost[h] = append(r.byHost[h], rdvPeer{name: nameHash(p.Name), gap: p.Gap})
+			if p.Name == self {
+				continue
 			}
+			n, ok := names[p.Name]
+			if !ok {
+				n = nameHash(p.Name)
+				names[p.Name] = n
+			}
+			r.byHost[h] = append(r.byHost[h], rdvPeer{name: n, gap: p.Gap})
 		}
 	}
 	c.rdvMu.Lock()

@@ -63,8 +63,10 @@ type SelfMeasure struct {
 	Freshness float64 `json:"freshness"`
 	Low       float64 `json:"low"`
 	High      float64 `json:"high"`
-	// Since the start: samples drawn, and those that reached no verdict.
+	// Since the start: samples drawn, judged, and those that reached no
+	// verdict (the rest are pending).
 	Drawn     int64 `json:"drawn"`
+	Judged    int64 `json:"judged"`
 	NoVerdict int64 `json:"no_verdict"`
 	// WindowS is the time the verdicts in the window span, in seconds.
 	WindowS float64 `json:"window_s"`
@@ -94,6 +96,7 @@ type selfCheck struct {
 	at        [sampleWindow]time.Time
 	next, n   int
 	drawn     int64
+	judged    int64
 	noVerdict int64
 }
 
@@ -173,6 +176,7 @@ func (c *Crawler) judgeSample(prev *webevents.Event, changed bool, res *Result, 
 	current := prev != nil && prev.Stat != webevents.Delete && sameVersion(prev, res, changed)
 	s := c.self
 	s.mu.Lock()
+	s.judged++
 	s.verdicts[s.next], s.at[s.next], s.weights[s.next] = current, at, float64(max(weight, 1e-3))
 	s.next = (s.next + 1) % sampleWindow
 	s.n = min(s.n+1, sampleWindow)
@@ -184,7 +188,7 @@ func (c *Crawler) SelfMeasure() SelfMeasure {
 	s := c.self
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	m := SelfMeasure{Samples: s.n, Drawn: s.drawn, NoVerdict: s.noVerdict}
+	m := SelfMeasure{Samples: s.n, Drawn: s.drawn, Judged: s.judged, NoVerdict: s.noVerdict}
 	if s.n == 0 {
 		return m
 	}

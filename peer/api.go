@@ -318,7 +318,7 @@ func (c peerCollector) Collect(ch chan<- prometheus.Metric) {
 	if st.Freshness.Expected > 0 {
 		ch <- prometheus.MustNewConstMetric(descFresh, prometheus.GaugeValue, st.Freshness.Expected, "expected")
 	}
-	ch <- prometheus.MustNewConstMetric(descSamples, prometheus.CounterValue, float64(st.Freshness.Drawn-st.Freshness.NoVerdict), "verdict")
+	ch <- prometheus.MustNewConstMetric(descSamples, prometheus.CounterValue, float64(st.Freshness.Judged), "verdict")
 	ch <- prometheus.MustNewConstMetric(descSamples, prometheus.CounterValue, float64(st.Freshness.NoVerdict), "no_verdict")
 	if n := st.NAT; n != nil {
 		for _, r := range []string{"public", "private", "unknown"} {

@@ -26,9 +26,16 @@ import (
 // least this often, unchanged pages included (it publishes confirmations).
 const pollerWindow = 10 * time.Minute
 
+// maxSplitHosts bounds the hosts noted per peer: a peer's records name
+// whatever hosts it likes, and the note is kept only for hosts this peer
+// crawls (inScope) and only this many of them.
+const maxSplitHosts = 100_000
+
 // polledBy notes the hosts whose pages a merged batch shows the peer
-// polled itself (records under its own cid). s.mu not held.
-func (s *peerSet) polledBy(from string, batch []webevents.Event) {
+// polled itself (records under its own cid), among those inScope admits
+// (the hosts this peer crawls itself: the split is of nothing else).
+// s.mu not held.
+func (s *peerSet) polledBy(from string, batch []webevents.Event, inScope func(url string) bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	key := rowKey(from)
@@ -44,6 +51,9 @@ func (s *peerSet) polledBy(from string, batch []webevents.Event) {
 		}
 		h := urlHost(e.URL)
 		if h == "" {
+			continue
+		}
+		if _, known := m[h]; !known && (len(m) >= maxSplitHosts || !inScope(e.URL)) {
 			continue
 		}
 		if m == nil {
@@ -72,6 +82,15 @@ func (s *peerSet) pollers(now time.Time) map[string][]crawl.SplitPeer {
 		for h, lpd := range s.polls[key] {
 			if lpd >= since {
 				out[h] = append(out[h], crawl.SplitPeer{Name: r.Crawler, Gap: gap})
+			}
+		}
+	}
+	// Notes past the window count for nothing: forget them, so hosts a
+	// peer stopped polling leave the table.
+	for _, m := range s.polls {
+		for h, lpd := range m {
+			if lpd < since {
+				delete(m, h)
 			}
 		}
 	}

@@ -33,13 +33,20 @@ func TestPollersFollowOwnPolls(t *testing.T) {
 	ev := func(cid, u string, lpd time.Time) webevents.Event {
 		return webevents.Event{URL: u, CID: cid, LPD: lpd.Unix()}
 	}
-	s.polledBy("http://a.example/robots.shr", []webevents.Event{ev("a:1 x", "http://h1.test/p", now), ev("b:1 x", "http://h2.test/p", now)})
-	s.polledBy("http://b.example/robots.shr", []webevents.Event{ev("b:1 x", "http://h1.test:8080/q?x=1", now), ev("b:1 x", "http://h2.test/", now.Add(-time.Hour))})
-	s.polledBy("http://m.example/robots.shr", []webevents.Event{ev("m:1 x", "http://h1.test/p", now)})
+	all := func(string) bool { return true }
+	s.polledBy("http://a.example/robots.shr", []webevents.Event{ev("a:1 x", "http://h1.test/p", now), ev("b:1 x", "http://h2.test/p", now)}, all)
+	s.polledBy("http://b.example/robots.shr", []webevents.Event{ev("b:1 x", "http://h1.test:8080/q?x=1", now), ev("b:1 x", "http://h2.test/", now.Add(-time.Hour))}, all)
+	s.polledBy("http://m.example/robots.shr", []webevents.Event{ev("m:1 x", "http://h1.test/p", now)}, all)
 	gap := splitGapMerges * 2 * s.sched.MergeMin // a merge of one event doubled the wait
 	want := map[string][]crawl.SplitPeer{"http://h1.test": {{Name: "a:1 x", Gap: gap}}, "http://h1.test:8080": {{Name: "b:1 x", Gap: gap}}}
 	if got := s.pollers(now); !reflect.DeepEqual(got, want) {
 		t.Fatalf("pollers %v, want %v (a relayed record, an old poll and a mirror do not count)", got, want)
+	}
+	// Hosts this peer does not crawl are not noted.
+	s.polledBy("http://b.example/robots.shr", []webevents.Event{ev("b:1 x", "http://elsewhere.test/x", now)},
+		func(u string) bool { return !strings.Contains(u, "elsewhere") })
+	if got := s.pollers(now); len(got["http://elsewhere.test"]) != 0 {
+		t.Fatalf("a host out of scope is split: %v", got)
 	}
 	// A failing peer leaves the split at once.
 	s.next(now)
@@ -48,8 +55,14 @@ func TestPollersFollowOwnPolls(t *testing.T) {
 		t.Fatalf("a failing peer still splits h1: %v", got)
 	}
 	// And its polls age out.
+	if n := len(s.polls[rowKey("http://b.example/robots.shr")]); n == 0 {
+		t.Fatal("no notes of b's polls")
+	}
 	if got := s.pollers(now.Add(pollerWindow + time.Second)); len(got) != 0 {
 		t.Fatalf("pollers after the window: %v", got)
+	}
+	if n := len(s.polls[rowKey("http://b.example/robots.shr")]); n != 0 {
+		t.Fatalf("%d notes kept past the window", n)
 	}
 }
 

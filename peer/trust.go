@@ -246,7 +246,7 @@ func (c *checker) stats() CheckStats {
 // the merge's spot-check sample.
 func (p *Peer) onMerged(from string, batch []webevents.Event, res webevents.MergeResult) {
 	p.peers.backs(from, batch, time.Now())
-	p.peers.polledBy(from, batch)
+	p.peers.polledBy(from, batch, p.crawler.InScope)
 	// Lifecycle violations (spec section 10) are polled, not only counted:
 	// a few per batch, so a flood of them cannot take every poll.
 	for _, u := range res.Polls[:min(len(res.Polls), maxViolationPolls)] {
