@@ -30,6 +30,13 @@ import (
 // time average again; the interval uses the effective number of samples
 // (Kish: (Σw)²/Σw²).
 //
+// The frame is the URLs known now. A sample drawn when the crawler knew
+// fewer could not fall on a URL found since, which was held by nobody
+// then, so stale: its verdict counts for the share of today's frame that
+// was known then (N then / N now). Without that, samples from a crawl's
+// first minutes, drawn among the few URLs found, would stand for the
+// whole web while most of it was not yet held at all.
+//
 // A sampled poll asks for the page itself (no conditional request) and
 // goes ahead of the host's other due URLs, and hints cannot put it off,
 // as a spot-check (Recheck); it is a poll like any other for the store
@@ -54,7 +61,8 @@ const sampleWindow = 400
 type SelfMeasure struct {
 	// Samples and Current count the verdicts in the window (the latest
 	// sampleWindow); Freshness is the weighted share of them that found
-	// the state current (Current/Samples when the poll rate was steady),
+	// the state current (Current/Samples when the poll rate and the URLs
+	// known were steady),
 	// and Low and High its 95% Wilson interval for the effective number
 	// of samples. Zero Samples: nothing measured yet.
 	Samples   int     `json:"samples"`
@@ -93,6 +101,8 @@ type selfCheck struct {
 	mu        sync.Mutex
 	verdicts  [sampleWindow]bool
 	weights   [sampleWindow]float64
+	known     [sampleWindow]int // URLs known when the verdict was given
+	knownNow  int
 	at        [sampleWindow]time.Time
 	next, n   int
 	drawn     int64
@@ -121,6 +131,9 @@ func (c *Crawler) polledForSample(now time.Time) {
 		}
 	}
 	s.lastPoll = now
+	s.mu.Lock()
+	s.knownNow = len(c.f.all)
+	s.mu.Unlock()
 	s.owed += s.share
 	for s.owed >= 1 {
 		s.owed--
@@ -167,7 +180,7 @@ func (c *Crawler) noVerdict() {
 
 // judgeSample records the verdict of a sampled poll: prev is what was
 // held before it, changed whether Detect found an event, kind its error
-// kind. c.mu need not be held.
+// kind. c.mu held.
 func (c *Crawler) judgeSample(prev *webevents.Event, changed bool, res *Result, kind string, weight float32, at time.Time) {
 	if kind != "" || (res.Status != 200 && res.Status != 304) {
 		c.noVerdict()
@@ -178,6 +191,7 @@ func (c *Crawler) judgeSample(prev *webevents.Event, changed bool, res *Result, 
 	s.mu.Lock()
 	s.judged++
 	s.verdicts[s.next], s.at[s.next], s.weights[s.next] = current, at, float64(max(weight, 1e-3))
+	s.known[s.next], s.knownNow = len(c.f.all), len(c.f.all)
 	s.next = (s.next + 1) % sampleWindow
 	s.n = min(s.n+1, sampleWindow)
 	s.mu.Unlock()
@@ -203,9 +217,12 @@ func (c *Crawler) SelfMeasure() SelfMeasure {
 		sw2 += w * w
 		if s.verdicts[j] {
 			m.Current++
-			hit += w
+			hit += w * min(1, float64(s.known[j])/float64(max(s.knownNow, 1)))
 		}
 	}
+	// The interval treats the scaled verdicts as binomial: their variance
+	// is at most that of 0/1 verdicts of the same mean, so it is wide
+	// enough.
 	m.Freshness = hit / sw
 	m.Effective = sw * sw / sw2
 	m.Low, m.High = WilsonShare(m.Freshness, m.Effective)

@@ -82,6 +82,35 @@ func TestSelfMeasureMatchesTheTruth(t *testing.T) {
 	}
 }
 
+// A verdict given while the crawler knew fewer URLs than it knows now
+// stands for that share of today's URLs only: those found since were held
+// by nobody then. Half the verdicts current, given when half the URLs
+// were known, and half stale, given when all were: a quarter.
+func TestSelfMeasureScalesByTheURLsKnown(t *testing.T) {
+	c := &Crawler{self: newSelfCheck(0.1), f: &frontier{}}
+	for range 100 {
+		c.f.all = append(c.f.all, &URLState{})
+	}
+	c.f.all = c.f.all[:50]
+	res := &Result{Status: 200, Digest: "a"}
+	held := &webevents.Event{Stat: webevents.Create, Digest: "a"}
+	at := time.Unix(1000, 0)
+	for i := range 40 {
+		c.judgeSample(held, false, res, "", 1, at.Add(time.Duration(i)*time.Second))
+	}
+	c.f.all = c.f.all[:100]
+	for i := range 40 {
+		c.judgeSample(&webevents.Event{Stat: webevents.Create, Digest: "b"}, true, res, "", 1, at.Add(time.Duration(40+i)*time.Second))
+	}
+	m := c.SelfMeasure()
+	if m.Samples != 80 || m.Current != 40 || math.Abs(m.Freshness-0.25) > 1e-9 {
+		t.Errorf("got %+v, want 80 samples, 40 current, freshness 0.25", m)
+	}
+	if m.Low > 0.25 || m.High < 0.25 {
+		t.Errorf("interval [%.3f, %.3f] leaves out the estimate", m.Low, m.High)
+	}
+}
+
 // Samples are off with a negative share, and a crawler that polls nothing
 // measures nothing.
 func TestSelfMeasureOff(t *testing.T) {
