@@ -3,6 +3,9 @@ package testweb
 import (
 	"context"
 	"fmt"
+	"hash/fnv"
+	"html"
+	"io"
 	"math"
 	"math/rand/v2"
 	"net"
@@ -65,6 +68,49 @@ type Config struct {
 	PortBase int
 	// Clock lets tests drive time; nil means time.Now.
 	Clock func() time.Time
+
+	// Kinds, when set, makes the web behave like the real one (issue
+	// "web-events that are true"): host i serves its pages as
+	// Kinds[i%len(Kinds)], and answers for deleted and unknown paths in
+	// the style Deletions[(i/len(Kinds))%len(Deletions)] (NotFound when
+	// Deletions is empty). Unset: every host is Static, with 404s.
+	Kinds     []PageKind
+	Deletions []DeletionStyle
+}
+
+// PageKind is how a host serves its pages.
+type PageKind int
+
+const (
+	// Static pages carry a real Last-Modified and a strong ETag.
+	Static PageKind = iota
+	// Dynamic pages carry no validators, and every response has template
+	// noise: a "generated at" time, a CSRF token and a "related" box
+	// whose links rotate.
+	Dynamic
+	// LastModifiedNow pages carry the time of the response as their
+	// Last-Modified (and no ETag), as many CMSs send.
+	LastModifiedNow
+	// WeakETagPerResponse pages carry a weak ETag that differs on every
+	// response (and no Last-Modified).
+	WeakETagPerResponse
+)
+
+func (k PageKind) String() string {
+	return [...]string{"static", "dynamic", "lm-now", "etag-per-response"}[k]
+}
+
+// DeletionStyle is how a host answers for a path it does not have.
+type DeletionStyle int
+
+const (
+	NotFound     DeletionStyle = iota // 404 (or 410)
+	Soft404                           // 200 and a "page not found" page
+	RedirectHome                      // 302 to the home page
+)
+
+func (d DeletionStyle) String() string {
+	return [...]string{"404", "soft-404", "redirect-home"}[d]
 }
 
 func (c *Config) defaults() {
@@ -124,6 +170,9 @@ type Host struct {
 
 	homeVersion int
 	homeLMD     time.Time
+	kind        PageKind
+	deletion    DeletionStyle
+	served      uint64 // responses, for template noise
 
 	logMu    sync.Mutex
 	log      []Request
@@ -147,6 +196,8 @@ type Request struct {
 	Start, End time.Time
 	Status     int
 	UserAgent  string
+	// Version is the version of the page a 200 served (0: not a page).
+	Version int
 }
 
 // Start builds the web and starts its servers.
@@ -182,6 +233,12 @@ func Start(cfg Config) (*Web, error) {
 			h.robots += "Sitemap: " + h.URL + "/feed.xml\n"
 		}
 		h.robotsD = cfg.RobotsDownHost && i == cfg.Hosts-1
+		if len(cfg.Kinds) > 0 {
+			h.kind = cfg.Kinds[i%len(cfg.Kinds)]
+			if len(cfg.Deletions) > 0 {
+				h.deletion = cfg.Deletions[(i/len(cfg.Kinds))%len(cfg.Deletions)]
+			}
+		}
 		h.homeVersion, h.homeLMD = 1, now
 		h.srv = &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
 		w.hosts = append(w.hosts, h)
@@ -507,6 +564,11 @@ func (h *Host) MaxConcurrent() int {
 // SendsLastModified reports whether the host sends Last-Modified.
 func (h *Host) SendsLastModified() bool { return !h.noLM }
 
+// Kind is how the host serves its pages, and Deletion how it answers for
+// a path it does not have (Config.Kinds).
+func (h *Host) Kind() PageKind          { return h.kind }
+func (h *Host) Deletion() DeletionStyle { return h.deletion }
+
 // HostOf returns the host serving url, or nil.
 func (w *Web) HostOf(url string) *Host {
 	for _, h := range w.hosts {
@@ -530,7 +592,7 @@ func (h *Host) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	h.serve(sw, r)
 	h.logMu.Lock()
 	h.inFlight--
-	h.log = append(h.log, Request{Path: r.URL.RequestURI(), Start: start, End: h.web.cfg.Clock(), Status: sw.code, UserAgent: r.UserAgent()})
+	h.log = append(h.log, Request{Path: r.URL.RequestURI(), Start: start, End: h.web.cfg.Clock(), Status: sw.code, UserAgent: r.UserAgent(), Version: sw.version})
 	h.logMu.Unlock()
 }
 
@@ -572,49 +634,147 @@ func (h *Host) serve(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	h.web.mu.Unlock()
-	switch {
-	case p == nil:
-		http.NotFound(w, r)
-		return
-	case !p.live && p.gone410:
-		http.Error(w, "gone", http.StatusGone)
-		return
-	case !p.live:
-		http.NotFound(w, r)
+	if p == nil || !p.live {
+		h.serveMissing(w, r, p)
 		return
 	}
+	h.web.mu.Lock()
+	h.served++
+	n := h.served
+	var related []string
+	if h.kind == Dynamic && len(h.pages) > 0 {
+		for i := range 4 {
+			related = append(related, h.pages[(n*7+uint64(i)*13)%uint64(len(h.pages))].path)
+		}
+	}
+	h.web.mu.Unlock()
 	tag := etag(p)
-	w.Header().Set("ETag", tag)
-	switch {
-	case h.noLM:
-	case h.web.cfg.LastModifiedNow:
+	switch h.kind {
+	case Dynamic:
+		tag = ""
+	case LastModifiedNow:
+		tag = ""
 		w.Header().Set("Last-Modified", time.Now().UTC().Format(http.TimeFormat))
+	case WeakETagPerResponse:
+		tag = fmt.Sprintf(`W/"%x-%d"`, n*0x9e3779b97f4a7c15, n)
+		w.Header().Set("ETag", tag)
 	default:
-		w.Header().Set("Last-Modified", p.lmd.UTC().Format(http.TimeFormat))
-	}
-	if inm := r.Header.Get("If-None-Match"); inm != "" && inm == tag {
-		w.WriteHeader(http.StatusNotModified)
-		return
-	}
-	if ims := r.Header.Get("If-None-Match"); ims == "" && !h.noLM && !h.web.cfg.LastModifiedNow {
-		if t, err := http.ParseTime(r.Header.Get("If-Modified-Since")); err == nil && !p.lmd.Truncate(time.Second).After(t) {
+		w.Header().Set("ETag", tag)
+		switch {
+		case h.noLM:
+		case h.web.cfg.LastModifiedNow:
+			w.Header().Set("Last-Modified", time.Now().UTC().Format(http.TimeFormat))
+		default:
+			w.Header().Set("Last-Modified", p.lmd.UTC().Format(http.TimeFormat))
+		}
+		if inm := r.Header.Get("If-None-Match"); inm != "" && inm == tag {
 			w.WriteHeader(http.StatusNotModified)
 			return
 		}
+		if ims := r.Header.Get("If-None-Match"); ims == "" && !h.noLM && !h.web.cfg.LastModifiedNow {
+			if t, err := http.ParseTime(r.Header.Get("If-Modified-Since")); err == nil && !p.lmd.Truncate(time.Second).After(t) {
+				w.WriteHeader(http.StatusNotModified)
+				return
+			}
+		}
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	if sw, ok := w.(*statusWriter); ok {
+		sw.version = p.version
+	}
 	feed := ""
 	if p.path == "/" && h.web.cfg.Feed {
 		feed = `<link rel="alternate" type="application/atom+xml" href="/feed.xml">`
 	}
-	fmt.Fprintf(w, "<!doctype html><html><head><title>%s%s</title>%s</head><body><h1>Page %s, version %d</h1><ul>\n", h.URL, p.path, feed, p.path, p.version)
+	h.pageHead(w, h.URL+p.path, feed)
+	fmt.Fprintf(w, "<main><h1>Page %s, version %d</h1>\n", p.path, p.version)
+	for k := range paragraphs {
+		fmt.Fprintf(w, "<p>%s</p>\n", paragraph(h.index, p.path, k, (p.version+paragraphs-1-k)/paragraphs))
+	}
+	fmt.Fprint(w, "<ul>\n")
 	for _, l := range p.links {
 		fmt.Fprintf(w, "<li><a href=\"%s\">%s</a></li>\n", l, l)
 	}
-	fmt.Fprintf(w, "</ul><p>%s</p></body></html>\n", strings.Repeat("Some text of this version. ", 10+p.version%7))
+	fmt.Fprint(w, "</ul></main>\n")
+	h.pageFoot(w, n, related)
 }
 
-// trap serves host 0's crawler traps; false when path is not one of them.
+// paragraphs is how many paragraphs of text a page has: an update
+// rewrites one of them, a third of the page's text.
+const paragraphs = 3
+
+// serveMissing answers for a path the host does not have, or no longer
+// has, in its deletion style.
+func (h *Host) serveMissing(w http.ResponseWriter, r *http.Request, p *page) {
+	switch h.deletion {
+	case Soft404:
+		h.web.mu.Lock()
+		h.served++
+		n := h.served
+		h.web.mu.Unlock()
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		h.pageHead(w, "Not found", "")
+		fmt.Fprintf(w, "<main><h1>Page not found</h1>\n<p>Sorry, there is no page at %s on this site. It may have been moved or deleted. Try the home page, or search the site for what you were looking for.</p></main>\n", html.EscapeString(r.URL.Path))
+		h.pageFoot(w, n, nil)
+	case RedirectHome:
+		http.Redirect(w, r, "/", http.StatusFound)
+	default:
+		if p != nil && p.gone410 {
+			http.Error(w, "gone", http.StatusGone)
+			return
+		}
+		http.NotFound(w, r)
+	}
+}
+
+// pageHead writes a page's head and the site's header, the same on every
+// page of the host.
+func (h *Host) pageHead(w io.Writer, title, extra string) {
+	fmt.Fprintf(w, "<!doctype html><html><head><title>%s</title>%s</head><body>\n", html.EscapeString(title), extra)
+	fmt.Fprintf(w, "<header><a href=\"/\">Site %d</a> <nav><a href=\"/\">Home</a> <a href=\"/p/0.html\">About</a></nav></header>\n", h.index)
+}
+
+// pageFoot writes the site's footer; a Dynamic host adds its template
+// noise: the related box (links that rotate), a CSRF token and the time
+// the page was generated.
+func (h *Host) pageFoot(w io.Writer, n uint64, related []string) {
+	if h.kind == Dynamic {
+		fmt.Fprint(w, "<aside class=\"related\"><h2>Related</h2><ul>\n")
+		for _, l := range related {
+			fmt.Fprintf(w, "<li><a href=\"%s\">See also %s</a></li>\n", l, strings.TrimSuffix(strings.TrimPrefix(l, "/p/"), ".html"))
+		}
+		fmt.Fprint(w, "</ul></aside>\n")
+		fmt.Fprintf(w, "<form method=\"post\" action=\"/comment\"><input type=\"hidden\" name=\"csrf\" value=\"%016x\"><button>Comment</button></form>\n", n*0x2545f4914f6cdd1d)
+		fmt.Fprintf(w, "<footer><p>Site %d. Page generated at %s in %d ms for visitor %d.</p></footer>\n", h.index, time.Now().UTC().Format(time.RFC3339Nano), 3+n%40, n)
+	} else {
+		fmt.Fprintf(w, "<footer><p>Site %d.</p></footer>\n", h.index)
+	}
+	fmt.Fprint(w, "</body></html>\n")
+}
+
+// words is the vocabulary of the pages' text.
+var words = strings.Fields(`the of and a to in is was for on that with as by at from it his
+an were are which this be or has had first one their its new after but who not they have her
+she two been other when there all during into school also time may year city out more most
+only over where three many government state world people between some city river north
+south east west part under years later area system film music team series park house water
+market station village church history war life family house report council center early
+season work national public line life street building local research book power field
+music album game road centre group years land company party development known based`)
+
+// paragraph is the text of a page's k-th paragraph in its v-th version:
+// forty words, the same for every response of that version.
+func paragraph(host int, path string, k, v int) string {
+	f := fnv.New64a()
+	fmt.Fprintf(f, "%d %s %d %d", host, path, k, v)
+	rng := rand.New(rand.NewPCG(f.Sum64(), 7))
+	out := make([]string, 40)
+	for i := range out {
+		out[i] = words[rng.IntN(len(words))]
+	}
+	return strings.Join(out, " ")
+}
+
 func (h *Host) trap(w http.ResponseWriter, r *http.Request) bool {
 	path := r.URL.Path
 	switch {
@@ -634,7 +794,8 @@ func (h *Host) trap(w http.ResponseWriter, r *http.Request) bool {
 
 type statusWriter struct {
 	http.ResponseWriter
-	code int
+	code    int
+	version int // of the page served, for the log
 }
 
 func (s *statusWriter) WriteHeader(c int) {
