@@ -1,0 +1,415 @@
+package fingerprint
+
+import (
+	"fmt"
+	"math/bits"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/net/html/atom"
+)
+
+// Prefix names the algorithm in the protocol's fp field.
+const Prefix = "simhash64:"
+
+// Near is the distance (differing bits) at or below which two
+// fingerprints are taken as one version: Manku et al. found 3 of 64 bits
+// the threshold for near-duplicate web pages.
+const Near = 3
+
+// Far is the distance at or above which two fingerprints are surely two
+// versions, whatever noise is left: a page whose text changed by a
+// tenth is about 10 bits away, by a third 15 to 20.
+const Far = 10
+
+// Distance is the number of bits in which a and b differ.
+func Distance(a, b uint64) int { return bits.OnesCount64(a ^ b) }
+
+// Same says whether two fingerprints are of one version of a page.
+func Same(a, b uint64) bool { return Distance(a, b) <= Near }
+
+// Format writes a fingerprint as the protocol's fp field value.
+func Format(fp uint64) string { return fmt.Sprintf("%s%016x", Prefix, fp) }
+
+// Parse reads an fp field value; ok is false for another algorithm or a
+// malformed value (a reader ignores those, as the protocol says).
+func Parse(s string) (fp uint64, ok bool) {
+	h, found := strings.CutPrefix(s, Prefix)
+	if !found || len(h) != 16 {
+		return 0, false
+	}
+	v, err := strconv.ParseUint(h, 16, 64)
+	return v, err == nil
+}
+
+// MaxFeatures bounds the features one page adds, so a hostile page costs
+// bounded time; text past it is not read.
+const MaxFeatures = 200_000
+
+// minContentWords is how many words of other text a page needs before its
+// link-dense blocks are left out as navigation.
+const minContentWords = 50
+
+// Builder accumulates a page's text as an HTML tokenizer walks it: the
+// caller reports start tags, end tags and text (crawl.ExtractLinks does,
+// in the pass that finds the links). The zero value is ready.
+type Builder struct {
+	stack    []frame // open block elements
+	skip     int     // open elements whose text is not content
+	inLink   int     // open <a> elements
+	cur      *block
+	blocks   []*block
+	features int
+	// own holds the hashes of the words of the page's own URL; held the
+	// words read that match its start so far (dropped when all match).
+	own  []uint64
+	held []heldWord
+}
+
+type heldWord struct {
+	h    uint64
+	link bool
+}
+
+// maxIgnored bounds the words of a URL that are ignored.
+const maxIgnored = 32
+
+// IgnoreWordsOf leaves where a page's text quotes its own URL (its path
+// and query, as a run of words) out of its text. A not-found page often
+// echoes the path asked for ("no page at /p/12.html"): without it, the
+// soft 404 pages of one host are one text, which the host's probe for a
+// path that cannot exist learns. Every peer does the same, so fingerprints
+// stay comparable.
+func (b *Builder) IgnoreWordsOf(pathAndQuery string) {
+	t := []byte(pathAndQuery)
+	for len(t) > 0 && len(b.own) < maxIgnored {
+		i := 0
+		for i < len(t) && !isWordRune(rune(t[i])) {
+			i++
+		}
+		j := i
+		for j < len(t) && isWordRune(rune(t[j])) {
+			j++
+		}
+		if j > i {
+			b.own = append(b.own, hashLower(t[i:j]))
+		}
+		t = t[j:]
+	}
+}
+
+type frame struct {
+	a    atom.Atom
+	skip bool
+}
+
+// block is the text of one block element (up to the next block start or
+// end): the simhash weights of its features and its word counts.
+type block struct {
+	v         [64]int32
+	words     int
+	linkWords int
+	w1, w2    uint64 // the last two words' hashes, for shingles
+	n         int    // words so far in the shingle window
+}
+
+// maxDepth bounds the open-element stack (a hostile page can nest forever).
+const maxDepth = 256
+
+// Start reports a start tag with its id-less attributes' role (may be "").
+func (b *Builder) Start(a atom.Atom, role string, selfClosing bool) {
+	if a == atom.A {
+		if !selfClosing {
+			b.inLink++
+		}
+		return
+	}
+	if inline(a) || void(a) || selfClosing {
+		if a == atom.Br {
+			b.endBlock() // a line break ends a shingle window
+		}
+		return
+	}
+	// Elements whose end tag HTML lets a page leave out close the one of
+	// their kind that is open.
+	if implicitEnd(a) && len(b.stack) > 0 && b.stack[len(b.stack)-1].a == a {
+		b.pop()
+	}
+	if len(b.stack) >= maxDepth {
+		return
+	}
+	skip := boilerplate(a) || boilerRole(role)
+	b.stack = append(b.stack, frame{a: a, skip: skip})
+	if skip {
+		b.skip++
+	}
+	b.endBlock()
+}
+
+// End reports an end tag.
+func (b *Builder) End(a atom.Atom) {
+	if a == atom.A {
+		if b.inLink > 0 {
+			b.inLink--
+		}
+		return
+	}
+	if inline(a) || void(a) {
+		return
+	}
+	for i := len(b.stack) - 1; i >= 0; i-- {
+		if b.stack[i].a == a {
+			for len(b.stack) > i {
+				b.pop()
+			}
+			break
+		}
+	}
+	b.endBlock()
+}
+
+func (b *Builder) pop() {
+	if b.stack[len(b.stack)-1].skip {
+		b.skip--
+	}
+	b.stack = b.stack[:len(b.stack)-1]
+	b.endBlock()
+}
+
+// Text reports text between tags (raw text of script and style too: it is
+// skipped here).
+func (b *Builder) Text(t []byte) {
+	if b.skip > 0 || b.features >= MaxFeatures {
+		return
+	}
+	for len(t) > 0 {
+		// Next word: a run of letters and digits.
+		i := 0
+		for i < len(t) {
+			r, n := utf8.DecodeRune(t[i:])
+			if isWordRune(r) {
+				break
+			}
+			i += n
+		}
+		t = t[i:]
+		j := 0
+		for j < len(t) {
+			r, n := utf8.DecodeRune(t[j:])
+			if !isWordRune(r) {
+				break
+			}
+			j += n
+		}
+		if j == 0 {
+			return
+		}
+		b.word(t[:j])
+		t = t[j:]
+	}
+}
+
+func isWordRune(r rune) bool {
+	return r < utf8.RuneSelf && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') ||
+		r >= utf8.RuneSelf && (unicode.IsLetter(r) || unicode.IsDigit(r))
+}
+
+// word adds one word: its hash joins the shingle window, and each full
+// window of three words is a feature of the current block.
+func (b *Builder) word(w []byte) {
+	h := hashLower(w)
+	if len(b.own) > 0 {
+		if h == b.own[len(b.held)] {
+			b.held = append(b.held, heldWord{h, b.inLink > 0})
+			if len(b.held) == len(b.own) {
+				b.held = b.held[:0] // the URL quoted: left out
+			}
+			return
+		}
+		b.flushHeld()
+		if h == b.own[0] {
+			b.held = append(b.held, heldWord{h, b.inLink > 0})
+			if len(b.own) == 1 {
+				b.held = b.held[:0]
+			}
+			return
+		}
+	}
+	b.add(h, b.inLink > 0)
+}
+
+// flushHeld adds the words held as a possible quote of the URL that were
+// not one.
+func (b *Builder) flushHeld() {
+	for _, w := range b.held {
+		b.add(w.h, w.link)
+	}
+	b.held = b.held[:0]
+}
+
+func (b *Builder) add(h uint64, link bool) {
+	if b.cur == nil {
+		b.cur = &block{}
+		b.blocks = append(b.blocks, b.cur)
+	}
+	c := b.cur
+	c.words++
+	if link {
+		c.linkWords++
+	}
+	c.n++
+	if c.n >= 3 {
+		c.add(mix(mix(c.w2, c.w1), h))
+		b.features++
+	}
+	c.w2, c.w1 = c.w1, h
+}
+
+func (c *block) add(f uint64) {
+	for i := range 64 {
+		if f&(1<<i) != 0 {
+			c.v[i]++
+		} else {
+			c.v[i]--
+		}
+	}
+}
+
+// Sum returns the page's fingerprint, and false when the page has no
+// words to fingerprint (an image page, a frameset, an empty body).
+func (b *Builder) Sum() (uint64, bool) {
+	b.flushHeld()
+	content := 0
+	for _, c := range b.blocks {
+		if !linkDense(c) {
+			content += c.words
+		}
+	}
+	var v [64]int32
+	any := false
+	for _, c := range b.blocks {
+		if content >= minContentWords && linkDense(c) {
+			continue
+		}
+		if c.n == 0 {
+			continue
+		}
+		any = true
+		if c.n < 3 {
+			// A block of one or two words is one feature of its own.
+			var one block
+			one.add(mix(mix(c.w2, c.w1), uint64(c.n)))
+			c = &one
+		}
+		for i := range 64 {
+			v[i] += c.v[i]
+		}
+	}
+	if !any {
+		return 0, false
+	}
+	var fp uint64
+	for i := range 64 {
+		if v[i] > 0 {
+			fp |= 1 << i
+		}
+	}
+	return fp, true
+}
+
+func linkDense(c *block) bool { return c.linkWords*2 > c.words }
+
+// hashLower is FNV-1a of the word in lower case: fixed, so every peer
+// computes the same fingerprint of the same page.
+func hashLower(w []byte) uint64 {
+	h := uint64(14695981039346656037)
+	for len(w) > 0 {
+		r, n := utf8.DecodeRune(w)
+		w = w[n:]
+		if r < utf8.RuneSelf {
+			if r >= 'A' && r <= 'Z' {
+				r += 'a' - 'A'
+			}
+			h = (h ^ uint64(r)) * 1099511628211
+			continue
+		}
+		r = unicode.ToLower(r)
+		var buf [utf8.UTFMax]byte
+		for _, c := range buf[:utf8.EncodeRune(buf[:], r)] {
+			h = (h ^ uint64(c)) * 1099511628211
+		}
+	}
+	return h
+}
+
+// mix combines two hashes into one well-spread 64-bit value (splitmix64's
+// finaliser), so a shingle's bits are independent of its words' order
+// statistics.
+func mix(a, b uint64) uint64 {
+	z := a*0x9e3779b97f4a7c15 + b + 0x632be59bd9b4e019
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	return z ^ (z >> 31)
+}
+
+// boilerplate elements hold no content of the page's own: code, embedded
+// objects, controls, and the site's template.
+func boilerplate(a atom.Atom) bool {
+	switch a {
+	case atom.Script, atom.Style, atom.Noscript, atom.Template, atom.Svg, atom.Math,
+		atom.Iframe, atom.Object, atom.Select, atom.Button, atom.Textarea,
+		atom.Header, atom.Footer, atom.Nav, atom.Aside, atom.Form:
+		return true
+	}
+	return false
+}
+
+// boilerRole is an ARIA landmark role of the template.
+func boilerRole(role string) bool {
+	switch strings.ToLower(strings.TrimSpace(role)) {
+	case "navigation", "banner", "contentinfo", "complementary", "search":
+		return true
+	}
+	return false
+}
+
+// inline elements do not start a block: their text continues the one
+// around them.
+func inline(a atom.Atom) bool {
+	switch a {
+	case atom.B, atom.I, atom.Em, atom.Strong, atom.Span, atom.Code, atom.Small, atom.Abbr,
+		atom.Sup, atom.Sub, atom.Time, atom.Label, atom.Mark, atom.U, atom.S, atom.Q, atom.Cite,
+		atom.Kbd, atom.Var, atom.Samp, atom.Font, atom.Tt, atom.Big, atom.Strike, atom.Bdi, atom.Bdo,
+		atom.Data, atom.Dfn, atom.Ins, atom.Del, atom.Nobr:
+		return true
+	}
+	return false
+}
+
+// void elements have no end tag.
+func void(a atom.Atom) bool {
+	switch a {
+	case atom.Area, atom.Base, atom.Br, atom.Col, atom.Embed, atom.Hr, atom.Img, atom.Input,
+		atom.Link, atom.Meta, atom.Source, atom.Track, atom.Wbr, atom.Param:
+		return true
+	}
+	return false
+}
+
+// implicitEnd elements may leave out their end tag before another of
+// their kind.
+func implicitEnd(a atom.Atom) bool {
+	switch a {
+	case atom.P, atom.Li, atom.Dt, atom.Dd, atom.Tr, atom.Td, atom.Th, atom.Option:
+		return true
+	}
+	return false
+}
+
+// endBlock ends the current block of text: the next word starts another.
+func (b *Builder) endBlock() {
+	b.flushHeld()
+	b.cur = nil
+}

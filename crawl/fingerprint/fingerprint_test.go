@@ -1,0 +1,166 @@
+package fingerprint
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cocrawl/cocrawl/internal/testweb"
+)
+
+func of(t testing.TB, s string) uint64 {
+	t.Helper()
+	fp, ok, err := Of(strings.NewReader(s), "")
+	if err != nil || !ok {
+		t.Fatalf("Of: %v %v", ok, err)
+	}
+	return fp
+}
+
+func ofPage(t testing.TB, s, path string) uint64 {
+	t.Helper()
+	fp, ok, err := Of(strings.NewReader(s), path)
+	if err != nil || !ok {
+		t.Fatalf("Of: %v %v", ok, err)
+	}
+	return fp
+}
+
+func get(t testing.TB, url string) string {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return string(b)
+}
+
+// On a web whose dynamic pages carry template noise at every response, two
+// responses of one version have one fingerprint, and every update (a
+// third of the text rewritten) moves it beyond Far.
+func TestNoiseIgnoredChangesSeen(t *testing.T) {
+	w, err := testweb.Start(testweb.Config{Hosts: 4, PagesPerHost: 20, Seed: 3,
+		Kinds: []testweb.PageKind{testweb.Static, testweb.Dynamic, testweb.LastModifiedNow, testweb.WeakETagPerResponse}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	var minChange, maxNoise int = 64, 0
+	for _, h := range w.Hosts() {
+		for i := range 20 {
+			u := fmt.Sprintf("%s/p/%d.html", h.URL, i)
+			a, b := get(t, u), get(t, u)
+			if h.Kind() == testweb.Dynamic && a == b {
+				t.Fatalf("%s: a dynamic page without noise", u)
+			}
+			maxNoise = max(maxNoise, Distance(of(t, a), of(t, b)))
+			w.Update(u)
+			minChange = min(minChange, Distance(of(t, b), of(t, get(t, u))))
+		}
+	}
+	t.Logf("noise: at most %d bits; an update: at least %d bits", maxNoise, minChange)
+	if maxNoise > 0 {
+		t.Errorf("two responses of one version differ by %d bits", maxNoise)
+	}
+	if minChange <= Near {
+		t.Errorf("an update moved the fingerprint by only %d bits (Near is %d)", minChange, Near)
+	}
+}
+
+// A soft 404 page is far from the host's pages, and near the soft 404 of
+// another missing path.
+func TestSoft404Fingerprint(t *testing.T) {
+	w, err := testweb.Start(testweb.Config{Hosts: 2, PagesPerHost: 10, Seed: 4,
+		Kinds: []testweb.PageKind{testweb.Dynamic}, Deletions: []testweb.DeletionStyle{testweb.Soft404}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	h := w.Hosts()[0]
+	nf := ofPage(t, get(t, h.URL+"/no-such-page-4711"), "/no-such-page-4711")
+	nf2 := ofPage(t, get(t, h.URL+"/p/999.html"), "/p/999.html")
+	page := ofPage(t, get(t, h.URL+"/p/3.html"), "/p/3.html")
+	t.Logf("not found vs not found: %d bits; vs a page: %d", Distance(nf, nf2), Distance(nf, page))
+	if Distance(nf, nf2) > Near || Distance(nf, page) < Far {
+		t.Errorf("soft 404s %d bits apart, a page %d bits from them", Distance(nf, nf2), Distance(nf, page))
+	}
+}
+
+func TestBoilerplateAndMarkup(t *testing.T) {
+	body := "<p>The quick brown fox jumps over the lazy dog near the river bank today</p>"
+	base := of(t, "<html><body>"+body+"</body></html>")
+	for _, s := range []string{
+		"<html><head><script>var t = 123456;</script><style>p{}</style></head><body>" + body + "</body></html>",
+		"<html><body><header>Site generated 12:00</header>" + body + "<footer>at 12:01:02.123</footer></body></html>",
+		"<html><body><nav>a b c d</nav>" + body + "<aside>related one two three</aside><form><input name=csrf value=zz9><button>Go now please</button></form></body></html>",
+		"<html><body><div role=navigation>menu items here</div>" + body + "</body></html>",
+		"<html><body><p>The quick <b>brown</b> fox jumps over the <a href=/x>lazy</a> dog near the river bank today</body></html>",
+		"<HTML><BODY><P>THE QUICK BROWN FOX JUMPS OVER THE LAZY DOG NEAR THE RIVER BANK TODAY</BODY></HTML>",
+	} {
+		if d := Distance(base, of(t, s)); d > Near {
+			t.Errorf("%d bits from the bare text: %s", d, s)
+		}
+	}
+	if d := Distance(base, of(t, "<p>The quick brown fox jumps over the lazy cat near the river bank today</p>")); d <= Near {
+		t.Errorf("a changed word moved a short text by %d bits only", d)
+	}
+	if _, ok, _ := Of(strings.NewReader("<html><body><img src=x></body></html>"), ""); ok {
+		t.Error("a page without words has a fingerprint")
+	}
+}
+
+// An index page made of links keeps its links; a page with text leaves
+// its link lists out.
+func TestLinkDenseBlocks(t *testing.T) {
+	links := func(n int) string {
+		var b strings.Builder
+		b.WriteString("<ul>")
+		for i := range n {
+			fmt.Fprintf(&b, "<li><a href=/%d>Page number %d</a></li>", i, i)
+		}
+		return b.String() + "</ul>"
+	}
+	if Distance(of(t, links(10)), of(t, links(11))) <= Near {
+		t.Error("an index page's new link was not seen")
+	}
+	text := "<p>" + strings.Repeat("river market station village church history ", 12) + "</p>"
+	if d := Distance(of(t, text+links(10)), of(t, text+links(3))); d > Near {
+		t.Errorf("a page's link list moved its fingerprint by %d bits", d)
+	}
+}
+
+func TestFormatParse(t *testing.T) {
+	for _, fp := range []uint64{0, 1, 0xdeadbeefcafef00d, ^uint64(0)} {
+		s := Format(fp)
+		if got, ok := Parse(s); !ok || got != fp {
+			t.Errorf("Parse(%q) = %x, %v", s, got, ok)
+		}
+	}
+	for _, s := range []string{"", "simhash64:", "simhash64:xyz", "simhash64:0123456789abcdef0", "md5:0123456789abcdef"} {
+		if _, ok := Parse(s); ok {
+			t.Errorf("Parse(%q) accepted", s)
+		}
+	}
+}
+
+func FuzzOf(f *testing.F) {
+	f.Add("<p>a b c d</p>")
+	f.Add("<div role=navigation><p>x<a>y</div></p><script>z")
+	f.Add(strings.Repeat("<div>", 1000) + "words here and there")
+	f.Fuzz(func(t *testing.T, s string) {
+		start := time.Now()
+		fp, ok, _ := Of(strings.NewReader(s), "/a/b?c")
+		fp2, ok2, _ := Of(strings.NewReader(s), "/a/b?c")
+		if fp != fp2 || ok != ok2 {
+			t.Fatal("not deterministic")
+		}
+		if time.Since(start) > 5*time.Second {
+			t.Fatal("slow")
+		}
+	})
+}
