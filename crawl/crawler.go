@@ -17,6 +17,7 @@ import (
 // Stats counts what a crawler did. Read it with Crawler.Stats.
 type Stats struct {
 	Polls, NotModified, Created, Updated, Deleted int64
+	DeletedBy                                     map[string]int64 // how deletions were decided: 404, soft-404, redirect
 	Confirmed                                     int64            // polls that saw no change, recorded as confirmations (Config.Confirm)
 	Hinted                                        int64            // hints that counted as a visit (a peer's poll)
 	Errors                                        map[string]int64 // by kind: network, timeout, 4xx, 5xx, 429, slow
@@ -68,6 +69,7 @@ type Crawler struct {
 	discovered, skipped, delegatedSkips            atomic.Int64
 	errMu                                          sync.Mutex
 	errs                                           map[string]int64
+	deletedBy                                      map[string]int64 // errMu
 }
 
 // New returns a crawler; Run starts it.
@@ -76,7 +78,7 @@ func New(cfg Config, store Store, fs FrontierStore) (*Crawler, error) {
 		return nil, err
 	}
 	c := &Crawler{cfg: cfg, store: store, fstore: fs, fetcher: NewFetcher(cfg.Fetch), f: newFrontier(),
-		wake: make(chan struct{}, 1), queue: newPersistQueue(), errs: map[string]int64{}, scope: map[string]bool{},
+		wake: make(chan struct{}, 1), queue: newPersistQueue(), errs: map[string]int64{}, deletedBy: map[string]int64{}, scope: map[string]bool{},
 		order: maphash.MakeSeed(), fitEvery: fitEvery, self: newSelfCheck(cfg.SampleShare)}
 	// With a spread order, backlink counts order first visits in classes
 	// (powers of two), inside which each crawler's spread order decides.
@@ -354,6 +356,10 @@ func (c *Crawler) serveHost(ctx context.Context, h *host) PollResult {
 		}
 		c.dropSubmissions(h, k.key) // a key robots.txt forbids us to fetch cannot be verified
 	}
+	if u, ok := c.nextNotFoundProbe(h, now); ok && h.robots.Allowed(c.cfg.Agent, u) {
+		c.mu.Unlock()
+		return c.probeNotFound(ctx, h, u)
+	}
 	if u, ok := c.nextSitemap(h, now); ok && h.robots.Allowed(c.cfg.Agent, u) {
 		c.mu.Unlock()
 		return c.readSitemap(ctx, h, u)
@@ -422,6 +428,16 @@ func (c *Crawler) afterFetch(h *host, st *URLState, res *Result) (webevents.Even
 	} else if e, ok, err := c.store.Get(st.URL); err == nil && ok {
 		prev = &e
 	}
+	c.mu.Lock()
+	h.validators.observe(res, prev)
+	res = h.validators.trusted(res)
+	deletedBy := c.unannouncedDeletion(h, res)
+	c.mu.Unlock()
+	if deletedBy != "" {
+		res = asNotFound(res)
+	} else if res.Status == 404 || res.Status == 410 {
+		deletedBy = deletedBy404
+	}
 	seen := res
 	if res.Status == 304 && prev != nil && prev.From != "" {
 		// Unchanged since this crawler's own last fetch, whose validators
@@ -447,6 +463,9 @@ func (c *Crawler) afterFetch(h *host, st *URLState, res *Result) (webevents.Even
 			c.updated.Add(1)
 		case webevents.Delete:
 			c.deleted.Add(1)
+			c.errMu.Lock()
+			c.deletedBy[deletedBy]++
+			c.errMu.Unlock()
 		}
 		c.queue.addEvent(ev)
 	} else if prev != nil && c.cfg.Confirm && (res.Status == 200 || res.Status == 304) {
@@ -556,13 +575,17 @@ func (c *Crawler) Stats() Stats {
 	for k, v := range c.errs {
 		errs[k] = v
 	}
+	deletedBy := make(map[string]int64, len(c.deletedBy))
+	for k, v := range c.deletedBy {
+		deletedBy[k] = v
+	}
 	c.errMu.Unlock()
 	c.mu.Lock()
 	known := len(c.f.urls)
 	c.mu.Unlock()
 	return Stats{
 		Polls: c.polls.Load(), NotModified: c.notModified.Load(),
-		Created: c.created.Load(), Updated: c.updated.Load(), Deleted: c.deleted.Load(), Confirmed: c.confirmed.Load(), Hinted: c.hinted.Load(),
+		Created: c.created.Load(), Updated: c.updated.Load(), Deleted: c.deleted.Load(), DeletedBy: deletedBy, Confirmed: c.confirmed.Load(), Hinted: c.hinted.Load(),
 		Errors: errs, RobotsExcluded: c.robotsExcluded.Load(), RobotsFetches: c.robotsFetches.Load(),
 		Discovered: c.discovered.Load(), Skipped: c.skipped.Load(), Delegated: c.delegatedSkips.Load(), Known: known,
 		Stalled: c.stalled.Load(),

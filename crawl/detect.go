@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/cocrawl/cocrawl/crawl/fingerprint"
 	"github.com/cocrawl/cocrawl/webevents"
 )
 
@@ -23,6 +24,9 @@ import (
 func Detect(rawURL string, prev *webevents.Event, r *Result, now time.Time, cid string) (webevents.Event, bool) {
 	n := now.Unix()
 	e := webevents.Event{URL: rawURL, Size: max(r.Size, 0), LPD: n, CID: cid, Digest: r.Digest, ETag: r.ETag}
+	if r.HasFingerprint {
+		e.Fingerprint = fingerprint.Format(r.Fingerprint)
+	}
 	if r.Err != nil {
 		return e, false
 	}
@@ -52,6 +56,18 @@ func Detect(rawURL string, prev *webevents.Event, r *Result, now time.Time, cid 
 		return e, true
 	}
 	e.Stat = webevents.Update
+	if held, ok := fingerprint.Parse(prev.Fingerprint); ok && r.HasFingerprint {
+		// Both sides have the page's text: that decides, not its bytes or
+		// its validators, which change with template noise (a time, a
+		// token, a rotating box; a Last-Modified or an ETag per response).
+		if fingerprint.Same(held, r.Fingerprint) {
+			return e, false
+		}
+		if !lmOK || lm <= prev.LMD {
+			e.LMD = n
+		}
+		return e, true
+	}
 	if prev.From != "" {
 		// The state held was merged from a peer: this poll is the truth
 		// to check it against, and a page that differs from the claim is

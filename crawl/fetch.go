@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/cocrawl/cocrawl/crawl/fingerprint"
 	"github.com/cocrawl/cocrawl/internal/iolimit"
 	"github.com/cocrawl/cocrawl/webevents"
 	"io"
@@ -113,13 +114,18 @@ type Result struct {
 	ETag         string
 	LastModRaw   string // the Last-Modified header as sent, for If-Modified-Since
 	Digest       string // "sha256:<hex>" of the body read (GET only)
-	Size         int64  // bytes of the body, or Content-Length for HEAD
-	HTML         bool   // an HTML document
-	Links        Links  // for HTML bodies
-	Location     string // for redirects, resolved and normalised
-	RetryAfter   time.Duration
-	Truncated    bool // the body was longer than MaxBodyBytes
-	Start, End   time.Time
+	// Fingerprint is the simhash of an HTML page's visible text
+	// (crawl/fingerprint); HasFingerprint says there is one (an HTML page
+	// with words, read whole).
+	Fingerprint    uint64
+	HasFingerprint bool
+	Size           int64  // bytes of the body, or Content-Length for HEAD
+	HTML           bool   // an HTML document
+	Links          Links  // for HTML bodies
+	Location       string // for redirects, resolved and normalised
+	RetryAfter     time.Duration
+	Truncated      bool // the body was longer than MaxBodyBytes
+	Start, End     time.Time
 }
 
 // ErrTooSlow is returned for a transfer under the minimum speed.
@@ -187,7 +193,15 @@ func (f *Fetcher) readBody(r *Result, resp *http.Response, rawURL, cs string) {
 		}
 		// A hostile token ends extraction early; the links found so far
 		// are kept and the rest of the body is still hashed below.
-		r.Links, _ = ExtractLinks(in, base)
+		var fb fingerprint.Builder
+		if base != nil {
+			fb.IgnoreWordsOf(base.RequestURI())
+		}
+		var err error
+		r.Links, err = extractPage(in, base, &fb)
+		if err == nil {
+			r.Fingerprint, r.HasFingerprint = fb.Sum()
+		}
 	}
 	_, _ = io.Copy(io.Discard, body)
 	if counted.Err() != nil {
@@ -197,6 +211,7 @@ func (f *Fetcher) readBody(r *Result, resp *http.Response, rawURL, cs string) {
 	r.Size = counted.N()
 	if counted.N() > f.cfg.MaxBodyBytes {
 		r.Truncated, r.Size = true, f.cfg.MaxBodyBytes
+		r.HasFingerprint = false // of part of a page: not comparable
 	}
 	r.Digest = "sha256:" + hex.EncodeToString(h.Sum(nil))
 }

@@ -53,21 +53,23 @@ type URLState struct {
 
 // host is one host's queue and politeness state. Times are absolute.
 type host struct {
-	key         string        // scheme://host[:port]
-	queue       urlQueue      // URLs to revisit (and any put off), by due time
-	first       urlQueue      // URLs never looked at, by importance (firstVisitOrder)
-	credit      float64       // first visits owed while revisits are due (frontier.explore)
-	nextAllowed time.Time     // not before: the per-host delay, backoff
-	busy        bool          // a fetch or robots.txt request is in flight
-	robots      *Robots       // nil until fetched
-	robotsUntil time.Time     // when the robots.txt must be fetched again
-	lastFetch   time.Duration // how long the last download took
-	failures    int           // consecutive 429, 5xx or network errors
-	unpolled    int           // queued URLs never polled: "larger sites first"
-	fit         revisitFit    // the host's revisit schedule (schedule.go)
-	signals     hostSignals   // its sitemaps and how true their lastmods were (signals.go)
-	known       int           // URLs of this host in the frontier
-	index       int           // position in the ready or waiting heap, -1 if in none
+	key         string         // scheme://host[:port]
+	queue       urlQueue       // URLs to revisit (and any put off), by due time
+	first       urlQueue       // URLs never looked at, by importance (firstVisitOrder)
+	credit      float64        // first visits owed while revisits are due (frontier.explore)
+	nextAllowed time.Time      // not before: the per-host delay, backoff
+	busy        bool           // a fetch or robots.txt request is in flight
+	robots      *Robots        // nil until fetched
+	robotsUntil time.Time      // when the robots.txt must be fetched again
+	lastFetch   time.Duration  // how long the last download took
+	failures    int            // consecutive 429, 5xx or network errors
+	unpolled    int            // queued URLs never polled: "larger sites first"
+	fit         revisitFit     // the host's revisit schedule (schedule.go)
+	signals     hostSignals    // its sitemaps and how true their lastmods were (signals.go)
+	validators  hostValidators // whether its Last-Modified and ETags say anything (validators.go)
+	notFound    notFoundProbe  // how it answers a path it does not have (notfound.go)
+	known       int            // URLs of this host in the frontier
+	index       int            // position in the ready or waiting heap, -1 if in none
 	inReady     bool
 }
 

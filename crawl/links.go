@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/cocrawl/cocrawl/crawl/fingerprint"
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
 )
@@ -33,6 +34,12 @@ const maxTokenBytes = 256 << 10
 // (BenchmarkExtractLinks). Followed: a and area href, frame and iframe src,
 // link href with rel=alternate; skipped: rel=nofollow links.
 func ExtractLinks(r io.Reader, base *url.URL) (Links, error) {
+	return extractPage(r, base, nil)
+}
+
+// extractPage is ExtractLinks that also reports the page's text and tags
+// to fp (when not nil), in the same pass, for its fingerprint.
+func extractPage(r io.Reader, base *url.URL, fp *fingerprint.Builder) (Links, error) {
 	z := html.NewTokenizer(r)
 	z.SetMaxBuf(maxTokenBytes)
 	var out Links
@@ -60,21 +67,45 @@ func ExtractLinks(r io.Reader, base *url.URL) (Links, error) {
 				return out, nil
 			}
 			return out, z.Err()
+		case html.TextToken:
+			if fp != nil {
+				fp.Text(z.Text())
+			}
+			continue
+		case html.EndTagToken:
+			if fp != nil {
+				name, _ := z.TagName()
+				fp.End(atom.Lookup(name))
+			}
+			continue
 		case html.StartTagToken, html.SelfClosingTagToken:
 		default:
 			continue
 		}
 		name, hasAttr := z.TagName()
+		a := atom.Lookup(name)
 		if !hasAttr {
+			if fp != nil {
+				fp.Start(a, "", tt == html.SelfClosingTagToken)
+			}
 			continue
 		}
-		a := atom.Lookup(name)
 		switch a {
 		case atom.A, atom.Area, atom.Frame, atom.Iframe, atom.Link, atom.Base, atom.Meta:
 		default:
+			if fp != nil {
+				role := ""
+				if fingerprint.LandmarkHolder(a) {
+					role = readAttrs(z)["role"]
+				}
+				fp.Start(a, role, tt == html.SelfClosingTagToken)
+			}
 			continue
 		}
 		attrs := readAttrs(z)
+		if fp != nil {
+			fp.Start(a, "", tt == html.SelfClosingTagToken)
+		}
 		switch a {
 		case atom.Base:
 			if !baseSet && attrs["href"] != "" {

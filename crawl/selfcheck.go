@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cocrawl/cocrawl/crawl/fingerprint"
 	"github.com/cocrawl/cocrawl/webevents"
 )
 
@@ -258,7 +259,10 @@ func WilsonShare(p, nf float64) (lo, hi float64) {
 // alike to it, and a page that stamps every response with the time looks
 // changed at every poll.
 func sameVersion(prev *webevents.Event, res *Result, changed bool) bool {
+	held, ok := fingerprint.Parse(prev.Fingerprint)
 	switch {
+	case ok && res.HasFingerprint:
+		return fingerprint.Same(held, res.Fingerprint)
 	case prev.Digest != "" && res.Digest != "":
 		return prev.Digest == res.Digest
 	case prev.ETag != "" && res.ETag != "":

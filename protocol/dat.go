@@ -204,7 +204,7 @@ func eventFromFields(f map[string]string, now time.Time) (webevents.Event, error
 		}
 	}
 	var err error
-	e.URL, e.CID, e.Digest, e.ETag = f["url"], f["cid"], f["digest"], f["etag"]
+	e.URL, e.CID, e.Digest, e.ETag, e.Fingerprint = f["url"], f["cid"], f["digest"], f["etag"], f["fp"]
 	if e.Size, err = parseNum("size", f["size"]); err != nil {
 		return e, err
 	}

@@ -10,10 +10,19 @@ import (
 // ten times faster than encoding/json; the version byte lets it change.
 const codecV1 = 1
 
+// codecV3 is codecV1 with the fingerprint after the etag, and the
+// attribution always length-prefixed. Records without a fingerprint are
+// still written as codecV1, so stores stay readable by older builds.
+const codecV3 = 3
+
 var errCorrupt = errors.New("webevents: corrupt stored event")
 
 func appendBinary(dst []byte, e *Event) []byte {
-	dst = append(dst, codecV1, byte(e.Stat))
+	v := byte(codecV1)
+	if e.Fingerprint != "" {
+		v = codecV3
+	}
+	dst = append(dst, v, byte(e.Stat))
 	dst = binary.AppendVarint(dst, e.Size)
 	dst = binary.AppendVarint(dst, e.LMD)
 	dst = binary.AppendVarint(dst, e.LPD)
@@ -21,6 +30,10 @@ func appendBinary(dst []byte, e *Event) []byte {
 	for _, s := range [...]string{e.URL, e.CID, e.Digest, e.ETag} {
 		dst = binary.AppendUvarint(dst, uint64(len(s)))
 		dst = append(dst, s...)
+	}
+	if v == codecV3 {
+		dst = binary.AppendUvarint(dst, uint64(len(e.Fingerprint)))
+		dst = append(dst, e.Fingerprint...)
 	}
 	if e.From != "" {
 		// Attribution came after the first stores were written: a value
@@ -50,7 +63,7 @@ func appendToBlock(dst, rec []byte) []byte {
 
 // decodeLog calls fn with each event of a day-log value, in order.
 func decodeLog(b []byte, fn func(Event) error) error {
-	if len(b) > 0 && b[0] == codecV1 {
+	if len(b) > 0 && (b[0] == codecV1 || b[0] == codecV3) {
 		e, err := decodeBinary(b)
 		if err != nil {
 			return err
@@ -79,9 +92,10 @@ func decodeLog(b []byte, fn func(Event) error) error {
 
 func decodeBinary(b []byte) (Event, error) {
 	var e Event
-	if len(b) < 2 || b[0] != codecV1 {
+	if len(b) < 2 || b[0] != codecV1 && b[0] != codecV3 {
 		return e, errCorrupt
 	}
+	v := b[0]
 	e.Stat = Stat(b[1])
 	b = b[2:]
 	for _, p := range [...]*int64{&e.Size, &e.LMD, &e.LPD, &e.TTL} {
@@ -97,6 +111,13 @@ func decodeBinary(b []byte) (Event, error) {
 			return e, errCorrupt
 		}
 		*p, b = string(b[n:n+int(l)]), b[n+int(l):]
+	}
+	if v == codecV3 {
+		l, n := binary.Uvarint(b)
+		if n <= 0 || l > uint64(len(b)-n) {
+			return e, errCorrupt
+		}
+		e.Fingerprint, b = string(b[n:n+int(l)]), b[n+int(l):]
 	}
 	if len(b) > 0 {
 		l, n := binary.Uvarint(b)

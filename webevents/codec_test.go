@@ -18,11 +18,22 @@ func TestCodecAttribution(t *testing.T) {
 	if _, err := decodeBinary(append(b, 'x')); err == nil {
 		t.Error("trailing bytes after From accepted")
 	}
+	// A fingerprint makes a codecV3 value, with or without From.
+	e.Fingerprint = "simhash64:0123456789abcdef"
+	for _, from := range []string{"", "http://peer.example/robots.shr"} {
+		e.From = from
+		b := appendBinary(nil, &e)
+		if got, err := decodeBinary(b); err != nil || got != e || b[0] != codecV3 {
+			t.Fatalf("with fp, From %q: %+v, %v", from, got, err)
+		}
+	}
 }
 
 // FuzzDecodeBinary: no stored value, however corrupt, panics the decoder.
 func FuzzDecodeBinary(f *testing.F) {
 	e := Event{URL: "http://a.example/", CID: "c", Stat: Create, From: "http://p/robots.shr"}
+	f.Add(appendBinary(nil, &e))
+	e.Fingerprint = "simhash64:0123456789abcdef"
 	f.Add(appendBinary(nil, &e))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		if got, err := decodeBinary(b); err == nil {

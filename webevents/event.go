@@ -80,6 +80,10 @@ type Event struct {
 	// Optional fields of protocol 1.1; empty means not given.
 	Digest string `json:"digest,omitempty"` // content digest, "algorithm:hex"
 	ETag   string `json:"etag,omitempty"`   // the object's HTTP entity tag, as the server sent it
+	// Fingerprint of the object's visible text, "simhash64:<16 hex>"
+	// (crawl/fingerprint): two polls of one version agree on it even where
+	// the bytes differ at every response.
+	Fingerprint string `json:"fp,omitempty"`
 
 	// From attributes the record: the peer it was merged from (its
 	// robots.shr URL), who vouches for it; empty for this peer's own polls.
@@ -129,6 +133,8 @@ func (e *Event) Validate() error {
 		return fmt.Errorf("%w: digest", ErrBadField)
 	case len(e.ETag) > MaxExtraBytes || hasControl(e.ETag):
 		return fmt.Errorf("%w: etag", ErrBadField)
+	case len(e.Fingerprint) > MaxExtraBytes || hasControl(e.Fingerprint):
+		return fmt.Errorf("%w: fp", ErrBadField)
 	case len(e.From) > MaxURLBytes || hasControl(e.From):
 		return fmt.Errorf("%w: from", ErrBadField)
 	}

@@ -42,6 +42,10 @@ func AppendRecord(dst []byte, e *Event) []byte {
 		dst = append(dst, "\netag: "...)
 		dst = append(dst, e.ETag...)
 	}
+	if e.Fingerprint != "" {
+		dst = append(dst, "\nfp: "...)
+		dst = append(dst, e.Fingerprint...)
+	}
 	return append(dst, "\n\n"...)
 }
 
@@ -57,6 +61,9 @@ func RecordLen(e *Event) int {
 	}
 	if e.ETag != "" {
 		n += len("\netag: ") + len(e.ETag)
+	}
+	if e.Fingerprint != "" {
+		n += len("\nfp: ") + len(e.Fingerprint)
 	}
 	return n
 }

@@ -14,7 +14,7 @@ import (
 // cmdMeasure runs the crawler's policy experiments (docs/performance.md).
 func cmdMeasure(ctx context.Context, args []string, out io.Writer) error {
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
-		return usagef("measure takes an experiment: revisits, first-visits, sitemaps, publish or regimes")
+		return usagef("measure takes an experiment: revisits, first-visits, sitemaps, publish, regimes or events")
 	}
 	switch args[0] {
 	case "revisits":
@@ -27,8 +27,40 @@ func cmdMeasure(ctx context.Context, args []string, out io.Writer) error {
 		return measurePublish(ctx, args[1:], out)
 	case "regimes":
 		return measureRegimes(ctx, args[1:], out)
+	case "events":
+		return measureEvents(ctx, args[1:], out)
 	}
 	return usagef("no experiment %q: revisits, first-visits, sitemaps, publish or regimes", args[0])
+}
+
+func measureEvents(ctx context.Context, args []string, out io.Writer) error {
+	fs := newFlags("measure events", "measure events [--pages N] [--change-every D] [--delay D] [--run D] [--delete-share F] [--seed N]\n\n"+
+		"How true one crawler's web-events are on a web built like the real one: 12 hosts serving static pages,\n"+
+		"dynamic pages with template noise, pages whose Last-Modified is the response's time and pages with an\n"+
+		"ETag per response, answering for deleted pages with 404s, soft 404s or redirects home. Prints update\n"+
+		"precision and recall per page kind and deletions held per style.")
+	var c measure.EventsConfig
+	fs.IntVar(&c.PagesPerHost, "pages", 50, "pages per host")
+	fs.DurationVar(&c.ChangeEvery, "change-every", time.Minute, "mean time between two changes of a page")
+	fs.DurationVar(&c.Delay, "delay", 200*time.Millisecond, "politeness delay per host")
+	fs.DurationVar(&c.Run, "run", 3*time.Minute, "how long the crawler runs")
+	fs.Float64Var(&c.DeleteShare, "delete-share", 0.1, "share of each host's pages deleted during the run")
+	fs.Uint64Var(&c.Seed, "seed", 1, "random seed of the web")
+	if pos, err := parse(fs, args); err != nil {
+		return err
+	} else if len(pos) > 0 {
+		return usagef("unexpected argument %q", pos[0])
+	}
+	if c.PagesPerHost < 2 || c.DeleteShare >= 1 {
+		return usagef("--pages must be at least 2 and --delete-share below 1")
+	}
+	c.Progress = out
+	rep, err := measure.Events(ctx, c)
+	if err != nil {
+		return err
+	}
+	rep.Print(out)
+	return nil
 }
 
 func measureRegimes(ctx context.Context, args []string, out io.Writer) error {

@@ -1,0 +1,76 @@
+package crawl
+
+import (
+	"time"
+
+	"github.com/cocrawl/cocrawl/crawl/fingerprint"
+	"github.com/cocrawl/cocrawl/webevents"
+)
+
+// hostValidators learns whether a host's validators say anything. Many
+// dynamic sites send the time of the response as Last-Modified, or an
+// ETag that differs on every response while the page does not: read as
+// they are, the first makes every poll an UPDATE dated now and every page
+// look to the change-rate estimator as if it changed just before each
+// look; the second makes every conditional request a full download and
+// every record's etag useless to a peer's spot-check. Once a host is seen
+// doing so it is not trusted there again (for this run): its pages are
+// judged by their fingerprint, its records carry no such validator, and
+// its change rates learn from the changes the fingerprints see.
+type hostValidators struct {
+	lmSeen, lmNow         int // 200s with a Last-Modified; of them, dated at the response
+	etagCompared, etagLie int // ETags compared with the version held; of them, changed with the text the same
+}
+
+// minValidatorVerdict is how many looks decide that a validator lies.
+const minValidatorVerdict = 3
+
+func (v *hostValidators) trustLM() bool {
+	return !(v.lmNow >= minValidatorVerdict && 2*v.lmNow > v.lmSeen)
+}
+
+func (v *hostValidators) trustETag() bool {
+	return !(v.etagLie >= minValidatorVerdict && 2*v.etagLie > v.etagCompared)
+}
+
+// observe notes what one 200 showed of the host's validators.
+func (v *hostValidators) observe(res *Result, prev *webevents.Event) {
+	if res.Status != 200 {
+		return
+	}
+	if !res.LastModified.IsZero() {
+		v.lmSeen++
+		// HTTP dates have whole seconds: a date within the second before
+		// the request or later is the response's own time.
+		if !res.LastModified.Before(res.Start.Truncate(time.Second).Add(-time.Second)) {
+			v.lmNow++
+		}
+	}
+	if prev == nil || prev.ETag == "" || res.ETag == "" || !res.HasFingerprint {
+		return
+	}
+	held, ok := fingerprint.Parse(prev.Fingerprint)
+	if !ok {
+		return
+	}
+	v.etagCompared++
+	if res.ETag != prev.ETag && fingerprint.Same(held, res.Fingerprint) {
+		v.etagLie++
+	}
+}
+
+// trusted is res without the validators the host is not trusted for.
+func (v *hostValidators) trusted(res *Result) *Result {
+	lm, etag := v.trustLM(), v.trustETag()
+	if lm && etag {
+		return res
+	}
+	r := *res
+	if !lm {
+		r.LastModified, r.LastModRaw = time.Time{}, ""
+	}
+	if !etag {
+		r.ETag = ""
+	}
+	return &r
+}

@@ -1,0 +1,324 @@
+package measure
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/url"
+	"sort"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/cocrawl/cocrawl/crawl"
+	"github.com/cocrawl/cocrawl/internal/testweb"
+	"github.com/cocrawl/cocrawl/webevents"
+)
+
+// EventsConfig shapes the experiment on how true a crawler's web-events
+// are on a web built like the real one (issue "web-events that are true"):
+// its hosts serve pages of every testweb.PageKind and answer for deleted
+// pages in every testweb.DeletionStyle, one host per pair.
+type EventsConfig struct {
+	PagesPerHost int           // default 50
+	ChangeEvery  time.Duration // mean time between two changes of a page; default 1 min
+	Delay        time.Duration // politeness delay; default 200 ms
+	Run          time.Duration // default 3 min
+	// DeleteShare is the share of each host's pages deleted during the run;
+	// default 0.1.
+	DeleteShare float64
+	Seed        uint64
+	Progress    io.Writer
+}
+
+func (c *EventsConfig) defaults() {
+	if c.PagesPerHost <= 0 {
+		c.PagesPerHost = 50
+	}
+	if c.ChangeEvery <= 0 {
+		c.ChangeEvery = time.Minute
+	}
+	if c.Delay <= 0 {
+		c.Delay = 200 * time.Millisecond
+	}
+	if c.Run <= 0 {
+		c.Run = 3 * time.Minute
+	}
+	if c.DeleteShare <= 0 {
+		c.DeleteShare = 0.1
+	}
+	if c.Seed == 0 {
+		c.Seed = 1
+	}
+}
+
+// EventsKind is what the crawler reported of one page kind's updates.
+type EventsKind struct {
+	Kind     string
+	Reported int // UPDATE events
+	True     int // of them, of a page whose version had changed since the poll before
+	Changes  int // changes seen: consecutive polls of a page that found two versions
+	Detected int // of them, reported as an UPDATE
+}
+
+func (k EventsKind) Precision() float64 { return ratioOr1(k.True, k.Reported) }
+func (k EventsKind) Recall() float64    { return ratioOr1(k.Detected, k.Changes) }
+
+// EventsDeletion is what the crawler held of one deletion style's pages.
+type EventsDeletion struct {
+	Style string
+	Seen  int // pages deleted during the run and polled after, having been polled live before
+	Held  int // of them, held deleted at the end
+}
+
+// EventsReport is the experiment's outcome.
+type EventsReport struct {
+	Config       EventsConfig
+	Kinds        []EventsKind
+	Deletions    []EventsDeletion
+	LiveDeleted  int // live pages held deleted at the end
+	FalseCreates int // CREATE events of responses that were no page (a soft 404)
+	Polls        int64
+	DeletedBy    map[string]int64
+}
+
+func ratioOr1(a, b int) float64 {
+	if b == 0 {
+		return 1
+	}
+	return float64(a) / float64(b)
+}
+
+// recordingStore keeps every event the crawler records, with a MemStore
+// for its reads.
+type recordingStore struct {
+	*webevents.MemStore
+	mu     sync.Mutex
+	events []webevents.Event
+}
+
+func (s *recordingStore) Record(evs []webevents.Event) error {
+	s.mu.Lock()
+	s.events = append(s.events, evs...)
+	s.mu.Unlock()
+	return s.MemStore.Record(evs)
+}
+
+// Events runs one crawler, on cocrawl crawl's defaults but for the delay,
+// over a realistic web, and judges each of its events against what the
+// web served.
+func Events(ctx context.Context, c EventsConfig) (*EventsReport, error) {
+	c.defaults()
+	kinds := []testweb.PageKind{testweb.Static, testweb.Dynamic, testweb.LastModifiedNow, testweb.WeakETagPerResponse}
+	styles := []testweb.DeletionStyle{testweb.NotFound, testweb.Soft404, testweb.RedirectHome}
+	hosts := len(kinds) * len(styles)
+	w, err := testweb.Start(testweb.Config{Hosts: hosts, PagesPerHost: c.PagesPerHost, Seed: c.Seed,
+		UpdateRate: 1 / c.ChangeEvery.Seconds(), Kinds: kinds, Deletions: styles})
+	if err != nil {
+		return nil, err
+	}
+	defer w.Close()
+	store := &recordingStore{MemStore: webevents.NewMemStore()}
+	cr, err := crawl.New(crawl.Config{
+		Seeds: w.Seeds(), CID: "measure.test:1 cocrawl/1.1", Workers: hosts * 2,
+		MinDelay: c.Delay, DelaySet: true,
+		Fetch:  crawl.FetchConfig{AllowPrivate: true, Timeout: 5 * time.Second},
+		Logger: slog.New(slog.DiscardHandler),
+	}, store, &crawl.MemFrontier{})
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, c.Run)
+	defer cancel()
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); w.Run(ctx) }()
+	go func() { defer wg.Done(); cr.Run(ctx) }()
+	// Deletions: spread over the run's middle, after the first visits.
+	deletes := int(c.DeleteShare*float64(c.PagesPerHost)+0.5) * hosts
+	tick := time.NewTicker(max(time.Millisecond, c.Run/2/time.Duration(max(deletes, 1))))
+	next := 0
+	start := time.Now()
+loop:
+	for {
+		select {
+		case <-ctx.Done():
+			break loop
+		case <-tick.C:
+			if time.Since(start) < c.Run/4 || next >= deletes {
+				continue
+			}
+			h := w.Hosts()[next%hosts]
+			w.Delete(fmt.Sprintf("%s/p/%d.html", h.URL, 1+next/hosts))
+			next++
+			if c.Progress != nil && next%hosts == 0 {
+				fmt.Fprintf(c.Progress, "%5.0fs  %d pages deleted, %d polls\n", time.Since(start).Seconds(), next, cr.Stats().Polls)
+			}
+		}
+	}
+	tick.Stop()
+	wg.Wait()
+	st := cr.Stats()
+	return judgeEvents(c, w, store, st), nil
+}
+
+// judgeEvents compares the events with the hosts' logs of what they
+// served.
+func judgeEvents(c EventsConfig, w *testweb.Web, store *recordingStore, st crawl.Stats) *EventsReport {
+	rep := &EventsReport{Config: c, Polls: st.Polls, DeletedBy: st.DeletedBy}
+	type look struct {
+		end     int64 // unix seconds
+		version int   // 0: not a page
+		status  int
+	}
+	looks := map[string][]look{} // by URL, in order
+	for _, h := range w.Hosts() {
+		for _, r := range h.Log() {
+			if !strings.HasPrefix(r.Path, "/p/") {
+				continue
+			}
+			u := h.URL + r.Path
+			looks[u] = append(looks[u], look{r.End.Unix(), r.Version, r.Status})
+		}
+	}
+	byKind := map[testweb.PageKind]*EventsKind{}
+	kindOf := func(u string) *EventsKind {
+		h := w.HostOf(u)
+		k := byKind[h.Kind()]
+		if k == nil {
+			k = &EventsKind{Kind: h.Kind().String()}
+			byKind[h.Kind()] = k
+		}
+		return k
+	}
+	// The poll an event came from: the last look at its URL in its
+	// second that served a page.
+	pollOf := func(e webevents.Event) int {
+		ls := looks[e.URL]
+		i := sort.Search(len(ls), func(i int) bool { return ls[i].end > e.LPD }) - 1
+		for ; i >= 0 && ls[i].end == e.LPD; i-- {
+			if ls[i].version > 0 || e.Stat == webevents.Delete {
+				return i
+			}
+		}
+		return -1
+	}
+	// prevPage is the look before i that served a page.
+	prevPage := func(ls []look, i int) int {
+		for i--; i >= 0 && ls[i].version == 0; i-- {
+		}
+		return i
+	}
+	updated := map[string]map[int]bool{} // URL -> polls reported as updates
+	for _, e := range store.events {
+		u, err := url.Parse(e.URL)
+		if err != nil || !strings.HasPrefix(u.Path, "/p/") || e.CID == "" {
+			continue
+		}
+		i := pollOf(e)
+		switch e.Stat {
+		case webevents.Update:
+			k := kindOf(e.URL)
+			k.Reported++
+			if i < 0 {
+				continue
+			}
+			ls := looks[e.URL]
+			if j := prevPage(ls, i); j >= 0 && ls[j].version != ls[i].version {
+				k.True++
+			}
+			if updated[e.URL] == nil {
+				updated[e.URL] = map[int]bool{}
+			}
+			updated[e.URL][i] = true
+		case webevents.Create:
+			if i < 0 || looks[e.URL][i].version == 0 {
+				rep.FalseCreates++
+			}
+		}
+	}
+	for u, ls := range looks {
+		k := kindOf(u)
+		for i := range ls {
+			if ls[i].version == 0 {
+				continue
+			}
+			if j := prevPage(ls, i); j >= 0 && ls[j].version != ls[i].version {
+				k.Changes++
+				if updated[u][i] {
+					k.Detected++
+				}
+			}
+		}
+	}
+	for _, pk := range []testweb.PageKind{testweb.Static, testweb.Dynamic, testweb.LastModifiedNow, testweb.WeakETagPerResponse} {
+		if k := byKind[pk]; k != nil {
+			rep.Kinds = append(rep.Kinds, *k)
+		}
+	}
+	byStyle := map[testweb.DeletionStyle]*EventsDeletion{}
+	for u, ps := range w.Truth() {
+		if !strings.Contains(u, "/p/") {
+			continue
+		}
+		e, ok, _ := store.Get(u)
+		held := ok && e.Stat == webevents.Delete
+		if ps.Live {
+			if held {
+				rep.LiveDeleted++
+			}
+			continue
+		}
+		ls := looks[u]
+		before, after := false, false
+		for _, l := range ls {
+			if l.end < ps.LMD && l.version > 0 {
+				before = true
+			}
+			if l.end > ps.LMD {
+				after = true
+			}
+		}
+		if !before || !after {
+			continue
+		}
+		s := w.HostOf(u).Deletion()
+		d := byStyle[s]
+		if d == nil {
+			d = &EventsDeletion{Style: s.String()}
+			byStyle[s] = d
+		}
+		d.Seen++
+		if held {
+			d.Held++
+		}
+	}
+	for _, s := range []testweb.DeletionStyle{testweb.NotFound, testweb.Soft404, testweb.RedirectHome} {
+		if d := byStyle[s]; d != nil {
+			rep.Deletions = append(rep.Deletions, *d)
+		}
+	}
+	return rep
+}
+
+// Print writes the report's tables.
+func (r *EventsReport) Print(out io.Writer) {
+	fmt.Fprintf(out, "one crawler (cocrawl crawl's defaults, --delay %v) for %v on 12 hosts x %d pages, each page changing every %v on average (a third of its text rewritten), %.0f%% of them deleted during the run; %d polls\n\n",
+		r.Config.Delay, r.Config.Run, r.Config.PagesPerHost, r.Config.ChangeEvery, 100*r.Config.DeleteShare, r.Polls)
+	tw := tabwriter.NewWriter(out, 2, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "page kind\tupdates reported\ttrue\tchanges seen\tdetected\tprecision\trecall\t")
+	for _, k := range r.Kinds {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%.3f\t%.3f\t\n", k.Kind, k.Reported, k.True, k.Changes, k.Detected, k.Precision(), k.Recall())
+	}
+	tw.Flush()
+	fmt.Fprintln(out)
+	tw = tabwriter.NewWriter(out, 2, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "deletion style\tdeleted, seen after\theld deleted\tshare\t")
+	for _, d := range r.Deletions {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%.3f\t\n", d.Style, d.Seen, d.Held, ratioOr1(d.Held, d.Seen))
+	}
+	tw.Flush()
+	fmt.Fprintf(out, "\nlive pages held deleted: %d; creations of pages that were not there: %d; deletions decided by %v\n", r.LiveDeleted, r.FalseCreates, r.DeletedBy)
+}

@@ -1,0 +1,42 @@
+package measure
+
+import (
+	"bytes"
+	"context"
+	"testing"
+	"time"
+)
+
+// On a web built like the real one (template noise, Last-Modified = now,
+// an ETag per response, soft 404s, redirects home), the crawler's update
+// events are true and complete, and its deletions are held, in every
+// kind and style.
+func TestEventsTrueOnTheRealWeb(t *testing.T) {
+	if testing.Short() {
+		t.Skip("crawls for 25 s")
+	}
+	rep, err := Events(context.Background(), EventsConfig{PagesPerHost: 20, ChangeEvery: 8 * time.Second,
+		Delay: 100 * time.Millisecond, Run: 25 * time.Second, Seed: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	rep.Print(&out)
+	t.Log("\n" + out.String())
+	if len(rep.Kinds) != 4 || len(rep.Deletions) != 3 {
+		t.Fatalf("%d kinds, %d deletion styles measured", len(rep.Kinds), len(rep.Deletions))
+	}
+	for _, k := range rep.Kinds {
+		if k.Changes < 20 || k.Precision() < 0.95 || k.Recall() < 0.95 {
+			t.Errorf("%s: %d changes seen, precision %.3f, recall %.3f", k.Kind, k.Changes, k.Precision(), k.Recall())
+		}
+	}
+	for _, d := range rep.Deletions {
+		if d.Seen < 3 || float64(d.Held) < 0.95*float64(d.Seen) {
+			t.Errorf("%s: %d of %d deletions held", d.Style, d.Held, d.Seen)
+		}
+	}
+	if rep.LiveDeleted > 0 || rep.FalseCreates > 0 {
+		t.Errorf("%d live pages held deleted, %d creations of missing pages", rep.LiveDeleted, rep.FalseCreates)
+	}
+}
