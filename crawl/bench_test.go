@@ -3,6 +3,7 @@ package crawl
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"math"
 	"net/url"
@@ -13,6 +14,7 @@ import (
 
 	"golang.org/x/net/html"
 
+	"github.com/cocrawl/cocrawl/crawl/fingerprint"
 	"github.com/cocrawl/cocrawl/internal/testweb"
 	"github.com/cocrawl/cocrawl/webevents"
 )
@@ -84,6 +86,42 @@ func BenchmarkExtractLinks(b *testing.B) {
 			if _, err := html.Parse(bytes.NewReader(page)); err != nil {
 				b.Fatal(err)
 			}
+		}
+	})
+}
+
+// BenchmarkPageRead compares what a fetched HTML page costs to read:
+// its links alone, its links with the content fingerprint in the same
+// pass (what the fetcher does), and the sha-256 digest of its bytes that
+// it also keeps.
+func BenchmarkPageRead(b *testing.B) {
+	page := samplePage(400)
+	base, _ := url.Parse("http://site.example/dir/index.html")
+	b.Run("links", func(b *testing.B) {
+		b.SetBytes(int64(len(page)))
+		for b.Loop() {
+			if _, err := extractPage(bytes.NewReader(page), base, nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("links+fingerprint", func(b *testing.B) {
+		b.SetBytes(int64(len(page)))
+		for b.Loop() {
+			var fb fingerprint.Builder
+			fb.IgnoreWordsOf(base.RequestURI())
+			if _, err := extractPage(bytes.NewReader(page), base, &fb); err != nil {
+				b.Fatal(err)
+			}
+			if _, ok := fb.Sum(); !ok {
+				b.Fatal("no fingerprint")
+			}
+		}
+	})
+	b.Run("sha256", func(b *testing.B) {
+		b.SetBytes(int64(len(page)))
+		for b.Loop() {
+			sha256.Sum256(page)
 		}
 	})
 }

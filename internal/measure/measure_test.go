@@ -163,7 +163,7 @@ func TestRegimeCellRuns(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a live cell: 10 s")
 	}
-	cells, err := ParseRegimeCells("5:20:lm:20ms:2")
+	cells, err := ParseRegimeCells("1:20:lm:20ms:2")
 	if err != nil {
 		t.Fatal(err)
 	}
