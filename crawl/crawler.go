@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/cocrawl/cocrawl/crawl/fingerprint"
 	"github.com/cocrawl/cocrawl/webevents"
 )
 
@@ -291,6 +292,13 @@ type PollResult struct {
 	LastModified time.Time
 	ETag, Digest string
 	Checked      bool // the poll was asked for by Recheck
+	// The fingerprint of the page's text (HasFingerprint), and that of the
+	// version this crawler's own looks before found, with the time they
+	// first found it (zero: none): whether the page changed since.
+	Fingerprint    uint64
+	HasFingerprint bool
+	OwnBefore      uint64
+	OwnBeforeAt    time.Time
 }
 
 func (c *Crawler) worker(ctx context.Context) {
@@ -371,6 +379,11 @@ func (c *Crawler) serveHost(ctx context.Context, h *host) PollResult {
 		return PollResult{}
 	}
 	st := c.f.pop(h, now)
+	var ownFP uint64
+	var ownAt time.Time
+	if st != nil && st.hasOwnFP {
+		ownFP, ownAt = st.ownFP, time.UnixMilli(st.ownAt)
+	}
 	// A spot-check (Recheck) is polled even where a peer polls: it checks
 	// that peer.
 	delegated := st != nil && !st.checking && !st.sampling && hasAnyPrefix(st.URL, c.delegated)
@@ -416,11 +429,14 @@ func (c *Crawler) serveHost(ctx context.Context, h *host) PollResult {
 	ev, changed, kind := c.afterFetch(h, st, &res)
 	return PollResult{Requested: true, URL: st.URL, Status: res.Status, ErrKind: kind,
 		Changed: changed, Event: ev, Bytes: res.Size, Cost: res.End.Sub(res.Start),
-		LastModified: res.LastModified, ETag: res.ETag, Digest: res.Digest, Checked: checked}
+		LastModified: res.LastModified, ETag: res.ETag, Digest: res.Digest, Checked: checked,
+		Fingerprint: res.Fingerprint, HasFingerprint: res.HasFingerprint, OwnBefore: ownFP, OwnBeforeAt: ownAt}
 }
 
 // afterFetch records what a poll saw and schedules the URL and the host.
-// It returns the event, whether it was one, and the poll's error kind.
+// It returns the event, whether it was one, and the poll's error kind, and
+// leaves res as it was read: without the validators the host is not
+// trusted for, a deletion the host did not announce as a 404.
 func (c *Crawler) afterFetch(h *host, st *URLState, res *Result) (webevents.Event, bool, string) {
 	var prev *webevents.Event
 	if e, ok := c.queue.pending(st.URL); ok {
@@ -430,11 +446,11 @@ func (c *Crawler) afterFetch(h *host, st *URLState, res *Result) (webevents.Even
 	}
 	c.mu.Lock()
 	h.validators.observe(res, prev)
-	res = h.validators.trusted(res)
+	*res = *h.validators.trusted(res)
 	deletedBy := c.unannouncedDeletion(h, res)
 	c.mu.Unlock()
 	if deletedBy != "" {
-		res = asNotFound(res)
+		*res = *asNotFound(res)
 	} else if res.Status == 404 || res.Status == 410 {
 		deletedBy = deletedBy404
 	}
@@ -512,13 +528,19 @@ func (c *Crawler) afterFetch(h *host, st *URLState, res *Result) (webevents.Even
 		h.failures++
 		st.Due = res.End.Add(c.backoff(h, res.RetryAfter))
 	case res.Status == 404 || res.Status == 410:
-		st.Gone = true
+		st.Gone, st.hasOwnFP = true, false
 		h.failures = 0
 	default:
 		h.failures = 0
 		st.Excluded = false
 		if res.Status == 200 || res.Status == 304 {
 			c.judgeLastmod(h, st, changed, res.LastModified, res.End)
+			if res.Status == 200 {
+				if !res.HasFingerprint || !st.hasOwnFP || !fingerprint.Same(st.ownFP, res.Fingerprint) {
+					st.ownAt = res.End.UnixMilli() // another version: first seen now
+				}
+				st.ownFP, st.hasOwnFP = res.Fingerprint, res.HasFingerprint
+			}
 			st.Polls++
 			c.observeLook(st, res.End, changed, res.LastModified)
 			if res.Status == 200 && !refused {

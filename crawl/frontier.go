@@ -41,6 +41,13 @@ type URLState struct {
 	inFirst  bool // queued in the first-visit heap
 	checking bool // Recheck asked for a poll: hints do not put it off
 	sampling bool // drawn for a sampled poll (selfcheck.go): hints do not put it off either
+	// ownFP is the fingerprint of the version this crawler's own last look
+	// found, when hasOwnFP, and ownAt (unix ms) when its looks first found
+	// it, in a row: a spot-check holds a peer's claim against it
+	// (PollResult.OwnBefore).
+	hasOwnFP bool
+	ownFP    uint64
+	ownAt    int64
 	// ai is 1 + the URL's position in frontier.all; sampleWeight a
 	// pending sample's weight: the mean time between polls when it was
 	// drawn (selfcheck.go). 8 bytes together.

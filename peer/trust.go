@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/cocrawl/cocrawl/crawl"
+	"github.com/cocrawl/cocrawl/crawl/fingerprint"
 	"github.com/cocrawl/cocrawl/peer/trust"
 	"github.com/cocrawl/cocrawl/webevents"
 )
@@ -57,6 +58,13 @@ func (v Verdict) String() string {
 // Last-Modified earlier than a claim's lpd refutes it.
 const skew = 5 * time.Minute
 
+// peerSkew is how far two peers' clocks may disagree before this peer's
+// own look earlier than a claim's lmd counts as before the claimed event.
+// Without a Last-Modified a peer dates an event by its own clock; a peer
+// whose clock runs ahead by more than this could be refuted for a true
+// claim, but only when the page changed within that time after its poll.
+const peerSkew = 30 * time.Second
+
 // Judge compares a claim (a record a peer gave) with what this peer's poll
 // of the URL saw:
 //   - a live claim (CREATE, UPDATE) with lmd L is confirmed by a page whose
@@ -66,6 +74,15 @@ const skew = 5 * time.Minute
 //     version); a later Last-Modified or a 404 may be a change since;
 //   - a DELETE is confirmed by a 404 or 410 and refuted by a page whose
 //     Last-Modified is older than the claimed deletion.
+//
+// Where dates say nothing (a dynamic page has no Last-Modified, or one
+// that is the response's time), the page's text does (spec section 12.3):
+//   - a live claim whose fingerprint (fp) is the page's is confirmed;
+//   - a claim is refuted when this peer's own looks found the version it
+//     finds now at every look since before the claimed event, and the
+//     claim's fp is not that version (for a DELETE: the page is that
+//     version now): the page did not change across the claim, so the
+//     version claimed, or the deletion, never was.
 //
 // A failed poll tells nothing.
 func Judge(claim webevents.Event, r crawl.PollResult) Verdict {
@@ -77,11 +94,19 @@ func Judge(claim webevents.Event, r crawl.PollResult) Verdict {
 		lm = r.LastModified.Unix()
 	}
 	gone := r.Status == 404 || r.Status == 410
+	// unchangedSince says whether this peer's own look before t found the
+	// version the poll finds now.
+	unchangedSince := func(t int64) bool {
+		return r.HasFingerprint && !r.OwnBeforeAt.IsZero() && r.OwnBeforeAt.Unix() < t-int64(peerSkew/time.Second) &&
+			fingerprint.Same(r.OwnBefore, r.Fingerprint)
+	}
 	if claim.Stat == webevents.Delete {
 		switch {
 		case gone:
 			return Confirmed
 		case r.Status == 200 && lm > 0 && lm < claim.LMD:
+			return Refuted
+		case r.Status == 200 && unchangedSince(claim.LMD):
 			return Refuted
 		}
 		return Inconclusive
@@ -89,6 +114,7 @@ func Judge(claim webevents.Event, r crawl.PollResult) Verdict {
 	if r.Status != 200 {
 		return Inconclusive
 	}
+	fp, hasFP := fingerprint.Parse(claim.Fingerprint)
 	switch {
 	case lm > 0 && lm == claim.LMD:
 		return Confirmed
@@ -96,8 +122,12 @@ func Judge(claim webevents.Event, r crawl.PollResult) Verdict {
 		return Refuted
 	case lm > 0 && lm < claim.LPD-int64(skew/time.Second):
 		return Refuted
+	case hasFP && r.HasFingerprint && fingerprint.Same(fp, r.Fingerprint):
+		return Confirmed
 	case lm == 0 && claim.ETag != "" && r.ETag == claim.ETag:
 		return Confirmed
+	case unchangedSince(claim.LMD) && !(hasFP && fingerprint.Same(fp, r.OwnBefore)):
+		return Refuted
 	}
 	return Inconclusive
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cocrawl/cocrawl/crawl"
+	"github.com/cocrawl/cocrawl/crawl/fingerprint"
 	"github.com/cocrawl/cocrawl/peer/trust"
 	"github.com/cocrawl/cocrawl/protocol"
 	"github.com/cocrawl/cocrawl/webevents"
@@ -115,6 +116,25 @@ func TestJudge(t *testing.T) {
 		return webevents.Event{Stat: webevents.Update, LMD: lmd, LPD: lpd, ETag: `"e"`}
 	}
 	del := webevents.Event{Stat: webevents.Delete, LMD: 5000, LPD: 5000}
+	const fpA, fpC uint64 = 0x0f0f0f0f0f0f0f0f, 0xf0f0f0f0f0f0f0f0
+	fpB := fingerprint.Format(0x00ff00ff00ff00ff)
+	dyn := func(lmd int64, fp any) webevents.Event {
+		e := webevents.Event{Stat: webevents.Update, LMD: lmd, LPD: lmd}
+		switch v := fp.(type) {
+		case string:
+			e.Fingerprint = v
+		case uint64:
+			e.Fingerprint = fingerprint.Format(v)
+		}
+		return e
+	}
+	seenFP := func(now, before uint64, beforeAt int64) crawl.PollResult {
+		r := crawl.PollResult{Status: 200, Fingerprint: now, HasFingerprint: true, OwnBefore: before}
+		if beforeAt > 0 {
+			r.OwnBeforeAt = at(beforeAt)
+		}
+		return r
+	}
 	tests := []struct {
 		name  string
 		claim webevents.Event
@@ -131,6 +151,16 @@ func TestJudge(t *testing.T) {
 		{"delete confirmed", del, crawl.PollResult{Status: 410}, Confirmed},
 		{"delete of a page older than it", del, crawl.PollResult{Status: 200, LastModified: at(1000)}, Refuted},
 		{"recreated since", del, crawl.PollResult{Status: 200, LastModified: at(6000)}, Inconclusive},
+		// Dynamic pages: no Last-Modified, no ETag; the text decides.
+		{"same text", dyn(5000, fpA), seenFP(fpA^1, 0, 0), Confirmed},
+		{"other text, own look before the same as now", dyn(5000, fpB), seenFP(fpA, fpA, 4000), Refuted},
+		{"no fp, own look before the same as now", dyn(5000, ""), seenFP(fpA, fpA, 4000), Refuted},
+		{"other text, own look too late", dyn(5000, fpB), seenFP(fpA, fpA, 4990), Inconclusive},
+		{"other text, changed since own look", dyn(5000, fpB), seenFP(fpA, fpC, 4000), Inconclusive},
+		{"other text, no own look", dyn(5000, fpB), seenFP(fpA, 0, 0), Inconclusive},
+		{"claim is the own look before: changed since the claim", dyn(5000, fpC), seenFP(fpA, fpC, 4000), Inconclusive},
+		{"deletion of a page that lived through it", del, seenFP(fpA, fpA, 4000), Refuted},
+		{"deletion, page changed since own look", del, seenFP(fpA, fpC, 4000), Inconclusive},
 	}
 	for _, tt := range tests {
 		if got := Judge(tt.claim, tt.poll); got != tt.want {

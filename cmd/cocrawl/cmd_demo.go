@@ -21,6 +21,7 @@ func cmdDemo(ctx context.Context, args []string, out io.Writer) error {
 	fs.DurationVar(&d.Revisit, "revisit", 0, "fixed revisit interval of every peer: each page wanted once per D (default: cocrawl run's, by estimated change rates)")
 	fs.BoolVar(&d.Split, "split", false, "split the hosts between the cooperating peers by hand, with special prefixes")
 	fs.IntVar(&d.Liars, "liars", 0, "lying peers that join the community")
+	fs.BoolVar(&d.RealWeb, "real-web", false, "a web that behaves like the real one: dynamic pages with template noise, Last-Modified = now, ETags per response, soft 404s, redirects home")
 	fs.Float64Var(&d.LieRate, "lie-rate", 20, "false events a second each liar tells")
 	fs.StringVar(&d.Controller, "controller", "rate", "rho controller of the cooperating peers: rate, bangbang, seek[:PERIOD] or a number")
 	fs.Float64Var(&d.Budget, "budget", 40, "requests per second of every peer")

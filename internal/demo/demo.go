@@ -46,8 +46,14 @@ type Config struct {
 	// Liars is how many lying peers join the community: mirrors that also
 	// tell LieRate false DELETEs and UPDATEs a second about live pages,
 	// half of them under an honest peer's cid.
-	Liars      int
-	LieRate    float64       // default 20
+	Liars   int
+	LieRate float64 // default 20
+	// RealWeb makes the web behave like the real one: its hosts serve
+	// static pages, dynamic pages with template noise, pages whose
+	// Last-Modified is the response's time and pages with an ETag per
+	// response, and answer for deleted pages with 404s, soft 404s and
+	// redirects home (testweb.Config.Kinds and Deletions).
+	RealWeb    bool
 	Controller string        // rho controller of the cooperating peers; default "rate"
 	Seed       uint64        // the web's random seed; default 1
 	Dir        string        // a new folder for the peers' stores is made in it; default the system's temporary folder
@@ -168,10 +174,16 @@ func workDir(cfg Config) (string, error) {
 // startWeb starts the synthetic web and its changes; stop ends both.
 func startWeb(cfg Config) (w *testweb.Web, stop func(), err error) {
 	rate := func(d time.Duration) float64 { return 1 / d.Seconds() }
+	var kinds []testweb.PageKind
+	var deletions []testweb.DeletionStyle
+	if cfg.RealWeb {
+		kinds = []testweb.PageKind{testweb.Static, testweb.Dynamic, testweb.LastModifiedNow, testweb.WeakETagPerResponse}
+		deletions = []testweb.DeletionStyle{testweb.NotFound, testweb.Soft404, testweb.RedirectHome}
+	}
 	w, err = testweb.Start(testweb.Config{
 		Hosts: cfg.Hosts, PagesPerHost: cfg.Pages, LinksPerPage: 5,
 		UpdateRate: rate(cfg.ChangeEvery), CreateRate: rate(cfg.ChurnEvery), DeleteRate: rate(cfg.ChurnEvery),
-		Seed: cfg.Seed,
+		Seed: cfg.Seed, Kinds: kinds, Deletions: deletions,
 	})
 	if err != nil {
 		return nil, nil, err
@@ -527,7 +539,7 @@ func finalRows(members []*member, series []Point, warmup time.Duration) []PeerRo
 			r.MeanCoverage = meanAfter(series, warmup, func(p Point) float64 { return p.Coverage[m.name] })
 			r.False = series[n-1].False[m.name]
 		}
-		r.Checks, r.ChecksRefuted = st.Checks.Asked, st.Checks.Refuted
+		r.Checks, r.ChecksRefuted, r.ChecksInconclusive = st.Checks.Asked, st.Checks.Refuted, st.Checks.Inconclusive
 		fr := st.Freshness
 		r.Measured, r.MeasuredLow, r.MeasuredHigh, r.MeasuredSamples, r.Expected = fr.Freshness, fr.Low, fr.High, fr.Samples, fr.Expected
 		if n := len(series); n > 0 {

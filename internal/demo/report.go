@@ -16,18 +16,20 @@ import (
 
 // PeerRow is one peer's figures at the end of a run.
 type PeerRow struct {
-	Name, Group    string
-	Rho            float64
-	Coverage       float64 // freshness at the end
-	MeanCoverage   float64 // freshness averaged after the warm-up: the headline
-	Cache          float64 // thesis cache freshness at the end
-	False          float64 // share of pages held in a false state a liar gave, at the end
-	Checks         int64   // spot-checks asked
-	ChecksRefuted  int64
-	Polls, Merges  int64
-	EventsPerPoll  float64
-	EventsPerMerge float64
-	Bytes          int64
+	Name, Group   string
+	Rho           float64
+	Coverage      float64 // freshness at the end
+	MeanCoverage  float64 // freshness averaged after the warm-up: the headline
+	Cache         float64 // thesis cache freshness at the end
+	False         float64 // share of pages held in a false state a liar gave, at the end
+	Checks        int64   // spot-checks asked
+	ChecksRefuted int64
+	// ChecksInconclusive: checks whose poll could not judge the claim.
+	ChecksInconclusive int64
+	Polls, Merges      int64
+	EventsPerPoll      float64
+	EventsPerMerge     float64
+	Bytes              int64
 	// What the peer measured of its own freshness by sampled re-polls
 	// (peer.FreshnessStatus), the truth averaged over the time its samples
 	// span, and what its revisit model expected.
@@ -66,6 +68,7 @@ func (r *Report) summarise() {
 		g.False += p.False
 		g.Checks += p.Checks
 		g.ChecksRefuted += p.ChecksRefuted
+		g.ChecksInconclusive += p.ChecksInconclusive
 		r.Groups[p.Group] = g
 		n[p.Group]++
 	}
@@ -83,6 +86,7 @@ func (r *Report) summarise() {
 		g.False /= c
 		g.Checks = int64(float64(g.Checks) / c)
 		g.ChecksRefuted = int64(float64(g.ChecksRefuted) / c)
+		g.ChecksInconclusive = int64(float64(g.ChecksInconclusive) / c)
 		r.Groups[k] = g
 	}
 	if p := r.Groups[Poll].MeanCoverage; p > 0 {
@@ -96,8 +100,8 @@ func (r *Report) summarise() {
 // Settings is every parameter of the run, on one line, so a summary can
 // be reproduced.
 func (c Config) Settings() string {
-	return fmt.Sprintf("settings: --peers %d --hosts %d --pages %d --change-every %v --churn-every %v --duration %v --warmup %v --budget %g --revisit %v --split=%v --liars %d --lie-rate %g --controller %s --seed %d",
-		c.Peers, c.Hosts, c.Pages, c.ChangeEvery, c.ChurnEvery, c.Duration, c.Warmup, c.Budget, c.Revisit, c.Split, c.Liars, c.LieRate, c.Controller, c.Seed)
+	return fmt.Sprintf("settings: --peers %d --hosts %d --pages %d --change-every %v --churn-every %v --duration %v --warmup %v --budget %g --revisit %v --split=%v --liars %d --lie-rate %g --controller %s --real-web=%v --seed %d",
+		c.Peers, c.Hosts, c.Pages, c.ChangeEvery, c.ChurnEvery, c.Duration, c.Warmup, c.Budget, c.Revisit, c.Split, c.Liars, c.LieRate, c.Controller, c.RealWeb, c.Seed)
 }
 
 // Print writes the comparison table.
@@ -109,15 +113,15 @@ func (r *Report) Print(w io.Writer) {
 	fmt.Fprintln(w, r.Config.Settings())
 	fmt.Fprintf(w, "freshness: the share of the web's live pages whose current version a peer holds, averaged after the %v warm-up.\n\n", r.Config.Warmup)
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "peer\tgroup\trho\tfreshness\tat end\tcache freshness\tpolls\tmerges\tevents/poll\tevents/merge\tMB moved\tchecks\trefuted\tfalse pages\t")
+	fmt.Fprintln(tw, "peer\tgroup\trho\tfreshness\tat end\tcache freshness\tpolls\tmerges\tevents/poll\tevents/merge\tMB moved\tchecks\trefuted\tinconclusive\tfalse pages\t")
 	row := func(p PeerRow) {
-		fmt.Fprintf(tw, "%s\t%s\t%.2f\t%.3f\t%.3f\t%.3f\t%d\t%d\t%.3f\t%.2f\t%.1f\t%d\t%d\t%.2f%%\t\n", p.Name, p.Group, p.Rho, p.MeanCoverage, p.Coverage,
-			p.Cache, p.Polls, p.Merges, p.EventsPerPoll, p.EventsPerMerge, float64(p.Bytes)/(1<<20), p.Checks, p.ChecksRefuted, 100*p.False)
+		fmt.Fprintf(tw, "%s\t%s\t%.2f\t%.3f\t%.3f\t%.3f\t%d\t%d\t%.3f\t%.2f\t%.1f\t%d\t%d\t%d\t%.2f%%\t\n", p.Name, p.Group, p.Rho, p.MeanCoverage, p.Coverage,
+			p.Cache, p.Polls, p.Merges, p.EventsPerPoll, p.EventsPerMerge, float64(p.Bytes)/(1<<20), p.Checks, p.ChecksRefuted, p.ChecksInconclusive, 100*p.False)
 	}
 	for _, p := range r.Peers {
 		row(p)
 	}
-	fmt.Fprintln(tw, "\t\t\t\t\t\t\t\t\t\t\t\t\t\t")
+	fmt.Fprintln(tw, "\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t")
 	for _, g := range []string{Coop, Poll} {
 		row(r.Groups[g])
 	}
