@@ -14,7 +14,7 @@ import (
 // cmdMeasure runs the crawler's policy experiments (docs/performance.md).
 func cmdMeasure(ctx context.Context, args []string, out io.Writer) error {
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
-		return usagef("measure takes an experiment: revisits, first-visits, sitemaps, publish, regimes or events")
+		return usagef("measure takes an experiment: revisits, first-visits, sitemaps, publish, regimes, events or mediawiki")
 	}
 	switch args[0] {
 	case "revisits":
@@ -29,6 +29,8 @@ func cmdMeasure(ctx context.Context, args []string, out io.Writer) error {
 		return measureRegimes(ctx, args[1:], out)
 	case "events":
 		return measureEvents(ctx, args[1:], out)
+	case "mediawiki":
+		return measureMediaWiki(ctx, args[1:], out)
 	}
 	return usagef("no experiment %q: revisits, first-visits, sitemaps, publish or regimes", args[0])
 }
@@ -56,6 +58,31 @@ func measureEvents(ctx context.Context, args []string, out io.Writer) error {
 	}
 	c.Progress = out
 	rep, err := measure.Events(ctx, c)
+	if err != nil {
+		return err
+	}
+	rep.Print(out)
+	return nil
+}
+
+func measureMediaWiki(ctx context.Context, args []string, out io.Writer) error {
+	fs := newFlags("measure mediawiki", "measure mediawiki [--pages N] [--change-every D] [--delay D] [--run D] [--seed N]\n\n"+
+		"How true one crawler's web-events are on a real CMS: Debian's MediaWiki on SQLite under PHP's built-in\n"+
+		"server on loopback, its articles edited and deleted by its maintenance scripts while the crawler polls.\n"+
+		"Needs: apt-get install mediawiki php-cli php-sqlite3.")
+	var c measure.MediaWikiConfig
+	fs.IntVar(&c.Pages, "pages", 30, "articles")
+	fs.DurationVar(&c.ChangeEvery, "change-every", time.Minute, "mean time between two edits of one article")
+	fs.DurationVar(&c.Delay, "delay", 200*time.Millisecond, "politeness delay")
+	fs.DurationVar(&c.Run, "run", 3*time.Minute, "how long the crawler runs")
+	fs.Uint64Var(&c.Seed, "seed", 1, "random seed of the edits")
+	if pos, err := parse(fs, args); err != nil {
+		return err
+	} else if len(pos) > 0 {
+		return usagef("unexpected argument %q", pos[0])
+	}
+	c.Progress = out
+	rep, err := measure.MediaWiki(ctx, c)
 	if err != nil {
 		return err
 	}

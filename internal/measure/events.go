@@ -164,16 +164,113 @@ loop:
 	return judgeEvents(c, w, store, st), nil
 }
 
+// look is one response a host's log shows, as the judge needs it.
+type look struct {
+	end     int64 // unix seconds
+	version int   // of the page served; 0: not a page
+	status  int
+}
+
+// updateJudge tells how true a crawler's UPDATE events were against the
+// versions its looks found.
+type updateJudge struct {
+	looks   map[string][]look // by URL, in order
+	kindOf  func(url string) string
+	kinds   map[string]*EventsKind
+	order   []string
+	updated map[string]map[int]bool // URL -> looks reported as updates
+	// falseCreates counts CREATE events of looks that served no page.
+	falseCreates int
+}
+
+func newUpdateJudge(looks map[string][]look, kindOf func(string) string) *updateJudge {
+	return &updateJudge{looks: looks, kindOf: kindOf, kinds: map[string]*EventsKind{}, updated: map[string]map[int]bool{}}
+}
+
+func (j *updateJudge) kind(u string) *EventsKind {
+	name := j.kindOf(u)
+	k := j.kinds[name]
+	if k == nil {
+		k = &EventsKind{Kind: name}
+		j.kinds[name] = k
+		j.order = append(j.order, name)
+	}
+	return k
+}
+
+// pollOf is the look an event came from: the last look at its URL in its
+// second that served a page (or any, for a deletion); -1 if none.
+func (j *updateJudge) pollOf(e webevents.Event) int {
+	ls := j.looks[e.URL]
+	i := sort.Search(len(ls), func(i int) bool { return ls[i].end > e.LPD }) - 1
+	for ; i >= 0 && ls[i].end == e.LPD; i-- {
+		if ls[i].version > 0 || e.Stat == webevents.Delete {
+			return i
+		}
+	}
+	return -1
+}
+
+// prevPage is the look before i that served a page, or -1.
+func prevPage(ls []look, i int) int {
+	for i--; i >= 0 && ls[i].version == 0; i-- {
+	}
+	return i
+}
+
+// event judges one event of a URL the judge follows.
+func (j *updateJudge) event(e webevents.Event) {
+	i := j.pollOf(e)
+	switch e.Stat {
+	case webevents.Update:
+		k := j.kind(e.URL)
+		k.Reported++
+		if i < 0 {
+			return
+		}
+		ls := j.looks[e.URL]
+		if p := prevPage(ls, i); p >= 0 && ls[p].version != ls[i].version {
+			k.True++
+		}
+		if j.updated[e.URL] == nil {
+			j.updated[e.URL] = map[int]bool{}
+		}
+		j.updated[e.URL][i] = true
+	case webevents.Create:
+		if i < 0 || j.looks[e.URL][i].version == 0 {
+			j.falseCreates++
+		}
+	}
+}
+
+// finish counts the changes the looks saw and returns the kinds.
+func (j *updateJudge) finish() []EventsKind {
+	for u, ls := range j.looks {
+		k := j.kind(u)
+		for i := range ls {
+			if ls[i].version == 0 {
+				continue
+			}
+			if p := prevPage(ls, i); p >= 0 && ls[p].version != ls[i].version {
+				k.Changes++
+				if j.updated[u][i] {
+					k.Detected++
+				}
+			}
+		}
+	}
+	out := make([]EventsKind, 0, len(j.order))
+	for _, name := range j.order {
+		out = append(out, *j.kinds[name])
+	}
+	return out
+}
+
 // judgeEvents compares the events with the hosts' logs of what they
 // served.
 func judgeEvents(c EventsConfig, w *testweb.Web, store *recordingStore, st crawl.Stats) *EventsReport {
 	rep := &EventsReport{Config: c, Polls: st.Polls, DeletedBy: st.DeletedBy}
-	type look struct {
-		end     int64 // unix seconds
-		version int   // 0: not a page
-		status  int
-	}
-	looks := map[string][]look{} // by URL, in order
+	looks := map[string][]look{}
 	for _, h := range w.Hosts() {
 		for _, r := range h.Log() {
 			if !strings.HasPrefix(r.Path, "/p/") {
@@ -183,81 +280,23 @@ func judgeEvents(c EventsConfig, w *testweb.Web, store *recordingStore, st crawl
 			looks[u] = append(looks[u], look{r.End.Unix(), r.Version, r.Status})
 		}
 	}
-	byKind := map[testweb.PageKind]*EventsKind{}
-	kindOf := func(u string) *EventsKind {
-		h := w.HostOf(u)
-		k := byKind[h.Kind()]
-		if k == nil {
-			k = &EventsKind{Kind: h.Kind().String()}
-			byKind[h.Kind()] = k
-		}
-		return k
-	}
-	// The poll an event came from: the last look at its URL in its
-	// second that served a page.
-	pollOf := func(e webevents.Event) int {
-		ls := looks[e.URL]
-		i := sort.Search(len(ls), func(i int) bool { return ls[i].end > e.LPD }) - 1
-		for ; i >= 0 && ls[i].end == e.LPD; i-- {
-			if ls[i].version > 0 || e.Stat == webevents.Delete {
-				return i
+	j := newUpdateJudge(looks, func(u string) string { return w.HostOf(u).Kind().String() })
+	for _, pk := range []testweb.PageKind{testweb.Static, testweb.Dynamic, testweb.LastModifiedNow, testweb.WeakETagPerResponse} {
+		for _, h := range w.Hosts() {
+			if h.Kind() == pk {
+				j.kind(h.URL + "/p/0.html") // the table's order
+				break
 			}
 		}
-		return -1
 	}
-	// prevPage is the look before i that served a page.
-	prevPage := func(ls []look, i int) int {
-		for i--; i >= 0 && ls[i].version == 0; i-- {
-		}
-		return i
-	}
-	updated := map[string]map[int]bool{} // URL -> polls reported as updates
 	for _, e := range store.events {
 		u, err := url.Parse(e.URL)
-		if err != nil || !strings.HasPrefix(u.Path, "/p/") || e.CID == "" {
+		if err != nil || !strings.HasPrefix(u.Path, "/p/") {
 			continue
 		}
-		i := pollOf(e)
-		switch e.Stat {
-		case webevents.Update:
-			k := kindOf(e.URL)
-			k.Reported++
-			if i < 0 {
-				continue
-			}
-			ls := looks[e.URL]
-			if j := prevPage(ls, i); j >= 0 && ls[j].version != ls[i].version {
-				k.True++
-			}
-			if updated[e.URL] == nil {
-				updated[e.URL] = map[int]bool{}
-			}
-			updated[e.URL][i] = true
-		case webevents.Create:
-			if i < 0 || looks[e.URL][i].version == 0 {
-				rep.FalseCreates++
-			}
-		}
+		j.event(e)
 	}
-	for u, ls := range looks {
-		k := kindOf(u)
-		for i := range ls {
-			if ls[i].version == 0 {
-				continue
-			}
-			if j := prevPage(ls, i); j >= 0 && ls[j].version != ls[i].version {
-				k.Changes++
-				if updated[u][i] {
-					k.Detected++
-				}
-			}
-		}
-	}
-	for _, pk := range []testweb.PageKind{testweb.Static, testweb.Dynamic, testweb.LastModifiedNow, testweb.WeakETagPerResponse} {
-		if k := byKind[pk]; k != nil {
-			rep.Kinds = append(rep.Kinds, *k)
-		}
-	}
+	rep.Kinds, rep.FalseCreates = j.finish(), j.falseCreates
 	byStyle := map[testweb.DeletionStyle]*EventsDeletion{}
 	for u, ps := range w.Truth() {
 		if !strings.Contains(u, "/p/") {
@@ -271,17 +310,7 @@ func judgeEvents(c EventsConfig, w *testweb.Web, store *recordingStore, st crawl
 			}
 			continue
 		}
-		ls := looks[u]
-		before, after := false, false
-		for _, l := range ls {
-			if l.end < ps.LMD && l.version > 0 {
-				before = true
-			}
-			if l.end > ps.LMD {
-				after = true
-			}
-		}
-		if !before || !after {
+		if !seenLiveThenGone(looks[u], ps.LMD) {
 			continue
 		}
 		s := w.HostOf(u).Deletion()
@@ -301,6 +330,21 @@ func judgeEvents(c EventsConfig, w *testweb.Web, store *recordingStore, st crawl
 		}
 	}
 	return rep
+}
+
+// seenLiveThenGone says whether the looks found the page live before its
+// deletion at gone (unix seconds) and looked again after.
+func seenLiveThenGone(ls []look, gone int64) bool {
+	before, after := false, false
+	for _, l := range ls {
+		if l.end < gone && l.version > 0 {
+			before = true
+		}
+		if l.end > gone {
+			after = true
+		}
+	}
+	return before && after
 }
 
 // Print writes the report's tables.

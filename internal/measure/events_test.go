@@ -3,6 +3,7 @@ package measure
 import (
 	"bytes"
 	"context"
+	"errors"
 	"testing"
 	"time"
 )
@@ -38,5 +39,32 @@ func TestEventsTrueOnTheRealWeb(t *testing.T) {
 	}
 	if rep.LiveDeleted > 0 || rep.FalseCreates > 0 {
 		t.Errorf("%d live pages held deleted, %d creations of missing pages", rep.LiveDeleted, rep.FalseCreates)
+	}
+}
+
+// On a real CMS (Debian's MediaWiki, whose every response differs in its
+// scripts' request id and timing), edits are UPDATEs and nothing else is,
+// and deleted articles are held deleted.
+func TestEventsTrueOnMediaWiki(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs MediaWiki for a minute")
+	}
+	rep, err := MediaWiki(context.Background(), MediaWikiConfig{Pages: 12, ChangeEvery: 20 * time.Second,
+		Delay: 100 * time.Millisecond, Run: 60 * time.Second, DeleteShare: 0.25, Seed: 3})
+	if errors.Is(err, ErrNoMediaWiki) {
+		t.Skip(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	rep.Print(&out)
+	t.Log("\n" + out.String())
+	k := rep.Articles
+	if k.Changes < 10 || k.Precision() < 0.95 || k.Recall() < 0.95 {
+		t.Errorf("%d changes seen: precision %.3f, recall %.3f", k.Changes, k.Precision(), k.Recall())
+	}
+	if rep.Deleted.Seen < 2 || rep.Deleted.Held < rep.Deleted.Seen || rep.LiveDeleted > 0 {
+		t.Errorf("%d of %d deletions held, %d live articles held deleted", rep.Deleted.Held, rep.Deleted.Seen, rep.LiveDeleted)
 	}
 }
