@@ -55,9 +55,12 @@ type Status struct {
 	NAT *NATStatus `json:"nat,omitempty"`
 
 	FrontierURLs int `json:"frontier_urls"`
-	Delegated    int `json:"delegated_prefixes"`
-	PeersKnown   int `json:"peers_known"`
-	PeersHealthy int `json:"peers_healthy"`
+	// DeletedBy counts this peer's own DELETE events by how they were
+	// decided: 404 (or 410), soft-404, redirect.
+	DeletedBy    map[string]int64 `json:"deleted_by,omitempty"`
+	Delegated    int              `json:"delegated_prefixes"`
+	PeersKnown   int              `json:"peers_known"`
+	PeersHealthy int              `json:"peers_healthy"`
 	// Spot-checks of peers' claims and the peers distrusted for them.
 	Checks          CheckStats `json:"checks"`
 	PeersDistrusted int        `json:"peers_distrusted"`
@@ -113,7 +116,8 @@ func (p *Peer) Status(history bool) Status {
 		nat := p.p2p.natStatus()
 		st.NAT = &nat
 	}
-	st.FrontierURLs = p.crawler.Stats().Known
+	cst := p.crawler.Stats()
+	st.FrontierURLs, st.DeletedBy = cst.Known, cst.DeletedBy
 	st.Delegated = len(p.peers.delegated(now))
 	st.PeersKnown, st.PeersHealthy = p.peers.counts()
 	st.Checks, st.PeersDistrusted = p.checks.stats(), p.peers.distrusted()
@@ -124,7 +128,7 @@ func (p *Peer) Status(history bool) Status {
 	st.ChangeRates = p.rateStats()
 	st.Freshness = p.freshness(st.ChangeRates)
 	st.Signals = p.crawler.SignalStats()
-	cs := p.crawler.Stats()
+	cs := cst
 	st.StoreFailures += cs.Errors["store"] // the crawler's writes of what it polled
 	if err := p.crawler.StoreError(); err != nil {
 		st.StoreError, st.StoreFailedAt = err.Error(), now
@@ -256,6 +260,7 @@ var (
 	descDHTServer = prometheus.NewDesc("cocrawl_dht_server", "1 while the DHT runs in server mode, 0 in client mode.", nil, nil)
 	descPubEvents = prometheus.NewDesc("cocrawl_publisher_events_total", "Changes of proven hosts' ResourceSync change lists stored as the publisher's web-events (not polled).", nil, nil)
 	descFresh     = prometheus.NewDesc("cocrawl_freshness", "Freshness: measured by sampled re-polls (measured, with its 95% interval low and high) and expected by the revisit model (expected).", []string{"estimate"}, nil)
+	descDeleted   = prometheus.NewDesc("cocrawl_deletions_total", "DELETE events of this peer's own polls, by how they were decided (404, soft-404, redirect).", []string{"how"}, nil)
 	descSamples   = prometheus.NewDesc("cocrawl_freshness_samples_total", "Sampled re-polls drawn to measure freshness, by outcome (verdict, no_verdict).", []string{"outcome"}, nil)
 	descIndexNow  = prometheus.NewDesc("cocrawl_indexnow_urls_total", "URLs of IndexNow submissions, by outcome (accepted: key verified; refused: key wrong or host distrusted).", []string{"outcome"}, nil)
 )
@@ -265,7 +270,7 @@ var (
 type peerCollector struct{ p *Peer }
 
 func (c peerCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descRho, descOps, descEvents, descBytes, descSeconds, descErrors, descPeers, descIdle, descFrontier, descTimeRho, descDHTBytes, descDHTPeers, descChecks, descRolled, descStore, descSitemaps, descLastmods, descPubHosts, descPubEvents, descIndexNow, descFresh, descSamples, descReach, descConns, descPunches, descRelays, descDHTServer} {
+	for _, d := range []*prometheus.Desc{descRho, descOps, descEvents, descBytes, descSeconds, descErrors, descPeers, descIdle, descFrontier, descTimeRho, descDHTBytes, descDHTPeers, descChecks, descRolled, descStore, descSitemaps, descLastmods, descPubHosts, descPubEvents, descIndexNow, descFresh, descSamples, descDeleted, descReach, descConns, descPunches, descRelays, descDHTServer} {
 		ch <- d
 	}
 }
@@ -336,6 +341,9 @@ func (c peerCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	ch <- prometheus.MustNewConstMetric(descIdle, prometheus.CounterValue, float64(st.Idle))
 	ch <- prometheus.MustNewConstMetric(descFrontier, prometheus.GaugeValue, float64(st.FrontierURLs))
+	for how, n := range st.DeletedBy {
+		ch <- prometheus.MustNewConstMetric(descDeleted, prometheus.CounterValue, float64(n), how)
+	}
 	if st.DHTBytes != nil {
 		ch <- prometheus.MustNewConstMetric(descDHTBytes, prometheus.CounterValue, float64(st.DHTBytes["in"]), "in")
 		ch <- prometheus.MustNewConstMetric(descDHTBytes, prometheus.CounterValue, float64(st.DHTBytes["out"]), "out")

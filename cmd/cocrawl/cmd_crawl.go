@@ -118,8 +118,12 @@ func superviseCrawl(ctx context.Context, c *crawl.Crawler, every time.Duration, 
 }
 
 func summary(s crawl.Stats) string {
-	return fmt.Sprintf("%d URLs known, %d polls (%d not modified), events %d created %d updated %d deleted",
+	line := fmt.Sprintf("%d URLs known, %d polls (%d not modified), events %d created %d updated %d deleted",
 		s.Known, s.Polls, s.NotModified, s.Created, s.Updated, s.Deleted)
+	if n := s.DeletedBy["soft-404"] + s.DeletedBy["redirect"]; n > 0 {
+		line += fmt.Sprintf(" (%d soft 404s, %d redirects)", s.DeletedBy["soft-404"], s.DeletedBy["redirect"])
+	}
+	return line
 }
 
 func errorsLine(m map[string]int64) string {

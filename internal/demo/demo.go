@@ -488,9 +488,12 @@ func fresh(e webevents.Event, ps testweb.PageState) bool {
 	if e.Stat == webevents.Delete {
 		return false
 	}
-	if e.ETag != "" && ps.ETag != "" {
+	if e.ETag != "" && ps.ETag != "" && !strings.HasPrefix(e.ETag, "W/") {
 		return e.ETag == ps.ETag
 	}
+	// No ETag, or a weak one that differs at every response (--real-web):
+	// the date says. Without a Last-Modified it is when the version was
+	// first seen, so no earlier than the change.
 	return e.LMD >= ps.LMD
 }
 
