@@ -20,13 +20,25 @@ import (
 )
 
 // BenchmarkCrawl polls testweb's 200 hosts with no per-host delay (one
-// connection per host still) and reports pages per second.
+// connection per host still) and reports pages per second, with the
+// content fingerprint (as the crawler runs) and without it (the cost of
+// the fingerprint).
 func BenchmarkCrawl(b *testing.B) {
 	w, err := testweb.Start(testweb.Config{Hosts: 200, PagesPerHost: 50, Seed: 3})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer w.Close()
+	for _, fp := range []bool{true, false} {
+		name := "fingerprint"
+		if !fp {
+			name = "no-fingerprint"
+		}
+		b.Run(name, func(b *testing.B) { benchmarkCrawl(b, w, !fp) })
+	}
+}
+
+func benchmarkCrawl(b *testing.B, w *testweb.Web, noFingerprint bool) {
 	for b.Loop() {
 		cfg := Config{Seeds: w.Seeds(), CID: testCID, Workers: 64, DelaySet: true, DelayFactor: 0.000001,
 			RevisitMin: time.Hour, RevisitMax: time.Hour, Fetch: FetchConfig{AllowPrivate: true}}
@@ -38,6 +50,7 @@ func BenchmarkCrawl(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
+		c.fetcher.noFingerprint = noFingerprint
 		ctx, cancel := context.WithTimeout(context.Background(), 8*time.Second)
 		start := time.Now()
 		go func() {

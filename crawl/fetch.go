@@ -64,6 +64,9 @@ type Fetcher struct {
 	pages  *http.Client // does not follow redirects: a Location is a new link
 	robots *http.Client // follows up to 5 redirects (RFC 9309 section 2.3.1.2)
 	docs   *http.Client // follows up to 5 redirects on the same host (FetchDoc)
+	// noFingerprint leaves pages without a fingerprint: only for
+	// BenchmarkCrawl's comparison.
+	noFingerprint bool
 }
 
 // NewFetcher returns a fetcher. Its transport opens at most ConnsPerHost
@@ -193,13 +196,16 @@ func (f *Fetcher) readBody(r *Result, resp *http.Response, rawURL, cs string) {
 		}
 		// A hostile token ends extraction early; the links found so far
 		// are kept and the rest of the body is still hashed below.
-		var fb fingerprint.Builder
-		if base != nil {
-			fb.IgnoreWordsOf(base.RequestURI())
+		var fb *fingerprint.Builder
+		if !f.noFingerprint {
+			fb = &fingerprint.Builder{}
+			if base != nil {
+				fb.IgnoreWordsOf(base.RequestURI())
+			}
 		}
 		var err error
-		r.Links, err = extractPage(in, base, &fb)
-		if err == nil {
+		r.Links, err = extractPage(in, base, fb)
+		if err == nil && fb != nil {
 			r.Fingerprint, r.HasFingerprint = fb.Sum()
 		}
 	}

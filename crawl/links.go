@@ -95,8 +95,13 @@ func extractPage(r io.Reader, base *url.URL, fp *fingerprint.Builder) (Links, er
 		default:
 			if fp != nil {
 				role := ""
-				if fingerprint.LandmarkHolder(a) {
-					role = readAttrs(z)["role"]
+				for more := fingerprint.LandmarkHolder(a); more; {
+					var k, v []byte
+					k, v, more = z.TagAttr()
+					if string(k) == "role" {
+						role = string(v)
+						break
+					}
 				}
 				fp.Start(a, role, tt == html.SelfClosingTagToken)
 			}

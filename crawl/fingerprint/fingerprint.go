@@ -59,8 +59,9 @@ type Builder struct {
 	stack    []frame // open block elements
 	skip     int     // open elements whose text is not content
 	inLink   int     // open <a> elements
-	cur      *block
-	blocks   []*block
+	cur      int     // 1 + the index of the block being read; 0: none
+	blocks   []block // in document order
+	feats    []uint64
 	features int
 	// own holds the hashes of the words of the page's own URL; held the
 	// words read that match its start so far (dropped when all match).
@@ -106,9 +107,9 @@ type frame struct {
 }
 
 // block is the text of one block element (up to the next block start or
-// end): the simhash weights of its features and its word counts.
+// end): its features are feats[start:start+n-2], and its word counts.
 type block struct {
-	v         [64]int32
+	start     int
 	words     int
 	linkWords int
 	w1, w2    uint64 // the last two words' hashes, for shingles
@@ -250,30 +251,27 @@ func (b *Builder) flushHeld() {
 }
 
 func (b *Builder) add(h uint64, link bool) {
-	if b.cur == nil {
-		b.cur = &block{}
-		b.blocks = append(b.blocks, b.cur)
+	if b.cur == 0 {
+		b.blocks = append(b.blocks, block{start: len(b.feats)})
+		b.cur = len(b.blocks)
 	}
-	c := b.cur
+	c := &b.blocks[b.cur-1]
 	c.words++
 	if link {
 		c.linkWords++
 	}
 	c.n++
 	if c.n >= 3 {
-		c.add(mix(mix(c.w2, c.w1), h))
+		b.feats = append(b.feats, mix(mix(c.w2, c.w1), h))
 		b.features++
 	}
 	c.w2, c.w1 = c.w1, h
 }
 
-func (c *block) add(f uint64) {
+// addFeature counts one feature's bits into the simhash weights.
+func addFeature(v *[64]int32, f uint64) {
 	for i := range 64 {
-		if f&(1<<i) != 0 {
-			c.v[i]++
-		} else {
-			c.v[i]--
-		}
+		v[i] += int32(f>>i&1)*2 - 1
 	}
 }
 
@@ -282,14 +280,15 @@ func (c *block) add(f uint64) {
 func (b *Builder) Sum() (uint64, bool) {
 	b.flushHeld()
 	content := 0
-	for _, c := range b.blocks {
-		if !linkDense(c) {
+	for i := range b.blocks {
+		if c := &b.blocks[i]; !linkDense(c) {
 			content += c.words
 		}
 	}
 	var v [64]int32
 	any := false
-	for _, c := range b.blocks {
+	for i := range b.blocks {
+		c := &b.blocks[i]
 		if content >= minContentWords && linkDense(c) {
 			continue
 		}
@@ -299,12 +298,11 @@ func (b *Builder) Sum() (uint64, bool) {
 		any = true
 		if c.n < 3 {
 			// A block of one or two words is one feature of its own.
-			var one block
-			one.add(mix(mix(c.w2, c.w1), uint64(c.n)))
-			c = &one
+			addFeature(&v, mix(mix(c.w2, c.w1), uint64(c.n)))
+			continue
 		}
-		for i := range 64 {
-			v[i] += c.v[i]
+		for _, f := range b.feats[c.start : c.start+c.n-2] {
+			addFeature(&v, f)
 		}
 	}
 	if !any {
@@ -411,5 +409,5 @@ func implicitEnd(a atom.Atom) bool {
 // endBlock ends the current block of text: the next word starts another.
 func (b *Builder) endBlock() {
 	b.flushHeld()
-	b.cur = nil
+	b.cur = 0
 }

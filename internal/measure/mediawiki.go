@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"log/slog"
 	"math/rand/v2"
 	"net"
@@ -163,6 +164,7 @@ func (w *wiki) start(ctx context.Context) error {
 	target, _ := url.Parse(fmt.Sprintf("http://127.0.0.1:%d", port))
 	rp := httputil.NewSingleHostReverseProxy(target)
 	rp.ModifyResponse = w.logResponse
+	rp.ErrorLog = log.New(io.Discard, "", 0) // PHP's server still starting: the wait below retries
 	w.proxy = &http.Server{Handler: rp, ReadHeaderTimeout: 5 * time.Second}
 	go w.proxy.Serve(ln)
 	// Up when the main page answers.
