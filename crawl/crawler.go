@@ -297,8 +297,14 @@ type PollResult struct {
 	// first found it (zero: none): whether the page changed since.
 	Fingerprint    uint64
 	HasFingerprint bool
-	OwnBefore      uint64
-	OwnBeforeAt    time.Time
+	// Local is the fingerprint without the host's noise (HasLocal), the
+	// one OwnBefore was taken as; Near how far two records' fingerprints
+	// may be on this host and be one version.
+	Local       uint64
+	HasLocal    bool
+	Near        int
+	OwnBefore   uint64
+	OwnBeforeAt time.Time
 }
 
 func (c *Crawler) worker(ctx context.Context) {
@@ -430,7 +436,8 @@ func (c *Crawler) serveHost(ctx context.Context, h *host) PollResult {
 	return PollResult{Requested: true, URL: st.URL, Status: res.Status, ErrKind: kind,
 		Changed: changed, Event: ev, Bytes: res.Size, Cost: res.End.Sub(res.Start),
 		LastModified: res.LastModified, ETag: res.ETag, Digest: res.Digest, Checked: checked,
-		Fingerprint: res.Fingerprint, HasFingerprint: res.HasFingerprint, OwnBefore: ownFP, OwnBeforeAt: ownAt}
+		Fingerprint: res.Fingerprint, HasFingerprint: res.HasFingerprint, Local: res.Local, HasLocal: res.HasLocal, Near: res.WireNear,
+		OwnBefore: ownFP, OwnBeforeAt: ownAt}
 }
 
 // afterFetch records what a poll saw and schedules the URL and the host.
@@ -445,8 +452,15 @@ func (c *Crawler) afterFetch(h *host, st *URLState, res *Result) (webevents.Even
 		prev = &e
 	}
 	c.mu.Lock()
-	h.validators.observe(res, prev)
+	h.validators.observe(res, prev, h.noise.wireNear())
 	*res = *h.validators.trusted(res)
+	readAgain := c.readNoise(h, st, res)
+	res.WireNear = h.noise.wireNear()
+	if st.hasOwnFP && res.HasLocal && st.ownMaskVer == h.noise.version &&
+		(prev == nil || prev.From == "" || st.ownAt/1000 >= prev.LPD) {
+		// This crawler's last look is the latest word on the page.
+		res.HeldLocal, res.HasHeldLocal = st.ownFP, true
+	}
 	deletedBy := c.unannouncedDeletion(h, res)
 	c.mu.Unlock()
 	if deletedBy != "" {
@@ -536,10 +550,10 @@ func (c *Crawler) afterFetch(h *host, st *URLState, res *Result) (webevents.Even
 		if res.Status == 200 || res.Status == 304 {
 			c.judgeLastmod(h, st, changed, res.LastModified, res.End)
 			if res.Status == 200 {
-				if !res.HasFingerprint || !st.hasOwnFP || !fingerprint.Same(st.ownFP, res.Fingerprint) {
+				if !res.HasLocal || !st.hasOwnFP || st.ownMaskVer != h.noise.version || !fingerprint.Same(st.ownFP, res.Local) {
 					st.ownAt = res.End.UnixMilli() // another version: first seen now
 				}
-				st.ownFP, st.hasOwnFP = res.Fingerprint, res.HasFingerprint
+				st.ownFP, st.hasOwnFP, st.ownMaskVer = res.Local, res.HasLocal, h.noise.version
 			}
 			st.Polls++
 			c.observeLook(st, res.End, changed, res.LastModified)
@@ -550,6 +564,9 @@ func (c *Crawler) afterFetch(h *host, st *URLState, res *Result) (webevents.Even
 		}
 		c.nextInterval(h, st, changed, res.End)
 		st.Due = c.revisitAt(st, res.End)
+		if readAgain {
+			st.Due = time.Unix(0, 0) // read twice for the host's noise (noise.go)
+		}
 	}
 	if res.Location != "" {
 		c.addURL(res.Location, st.Depth, res.End)

@@ -60,7 +60,14 @@ func Detect(rawURL string, prev *webevents.Event, r *Result, now time.Time, cid 
 		// Both sides have the page's text: that decides, not its bytes or
 		// its validators, which change with template noise (a time, a
 		// token, a rotating box; a Last-Modified or an ETag per response).
-		if fingerprint.Same(held, r.Fingerprint) {
+		// This crawler's own looks compare without the host's noise
+		// (noise.go); a record another peer gave, or a look made before
+		// the noise was learnt, allows for it.
+		same := fingerprint.Distance(held, r.Fingerprint) <= max(fingerprint.Near, r.WireNear)
+		if r.HasLocal && r.HasHeldLocal {
+			same = fingerprint.Same(r.HeldLocal, r.Local)
+		}
+		if same {
 			return e, false
 		}
 		if !lmOK || lm <= prev.LMD {

@@ -122,13 +122,21 @@ type Result struct {
 	// with words, read whole).
 	Fingerprint    uint64
 	HasFingerprint bool
-	Size           int64  // bytes of the body, or Content-Length for HEAD
-	HTML           bool   // an HTML document
-	Links          Links  // for HTML bodies
-	Location       string // for redirects, resolved and normalised
-	RetryAfter     time.Duration
-	Truncated      bool // the body was longer than MaxBodyBytes
-	Start, End     time.Time
+	// Set by the crawler, not the fetcher (noise.go): the fingerprint
+	// without the host's noise (HasLocal), and, when this crawler's last
+	// look was made with the same mask, the one it found (HasHeldLocal);
+	// WireNear is how far two records' fingerprints may be on this host.
+	Local, HeldLocal       uint64
+	HasLocal, HasHeldLocal bool
+	WireNear               int
+	page                   *fingerprint.Builder // the page's text, for the host's noise
+	Size                   int64                // bytes of the body, or Content-Length for HEAD
+	HTML                   bool                 // an HTML document
+	Links                  Links                // for HTML bodies
+	Location               string               // for redirects, resolved and normalised
+	RetryAfter             time.Duration
+	Truncated              bool // the body was longer than MaxBodyBytes
+	Start, End             time.Time
 }
 
 // ErrTooSlow is returned for a transfer under the minimum speed.
@@ -207,6 +215,7 @@ func (f *Fetcher) readBody(r *Result, resp *http.Response, rawURL, cs string) {
 		r.Links, err = extractPage(in, base, fb)
 		if err == nil && fb != nil {
 			r.Fingerprint, r.HasFingerprint = fb.Sum()
+			r.page = fb
 		}
 	}
 	_, _ = io.Copy(io.Discard, body)
@@ -217,7 +226,7 @@ func (f *Fetcher) readBody(r *Result, resp *http.Response, rawURL, cs string) {
 	r.Size = counted.N()
 	if counted.N() > f.cfg.MaxBodyBytes {
 		r.Truncated, r.Size = true, f.cfg.MaxBodyBytes
-		r.HasFingerprint = false // of part of a page: not comparable
+		r.HasFingerprint, r.page = false, nil // of part of a page: not comparable
 	}
 	r.Digest = "sha256:" + hex.EncodeToString(h.Sum(nil))
 }

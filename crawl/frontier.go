@@ -45,9 +45,10 @@ type URLState struct {
 	// found, when hasOwnFP, and ownAt (unix ms) when its looks first found
 	// it, in a row: a spot-check holds a peer's claim against it
 	// (PollResult.OwnBefore).
-	hasOwnFP bool
-	ownFP    uint64
-	ownAt    int64
+	hasOwnFP   bool
+	ownFP      uint64
+	ownAt      int64
+	ownMaskVer uint16 // the version of the host's noise mask ownFP was taken with
 	// ai is 1 + the URL's position in frontier.all; sampleWeight a
 	// pending sample's weight: the mean time between polls when it was
 	// drawn (selfcheck.go). 8 bytes together.
@@ -75,6 +76,7 @@ type host struct {
 	signals     hostSignals    // its sitemaps and how true their lastmods were (signals.go)
 	validators  hostValidators // whether its Last-Modified and ETags say anything (validators.go)
 	notFound    notFoundProbe  // how it answers a path it does not have (notfound.go)
+	noise       hostNoise      // its template noise (noise.go)
 	known       int            // URLs of this host in the frontier
 	index       int            // position in the ready or waiting heap, -1 if in none
 	inReady     bool

@@ -86,7 +86,7 @@ func extractPage(r io.Reader, base *url.URL, fp *fingerprint.Builder) (Links, er
 		a := atom.Lookup(name)
 		if !hasAttr {
 			if fp != nil {
-				fp.Start(a, "", tt == html.SelfClosingTagToken)
+				fp.Start(a, "", "", tt == html.SelfClosingTagToken)
 			}
 			continue
 		}
@@ -94,22 +94,24 @@ func extractPage(r io.Reader, base *url.URL, fp *fingerprint.Builder) (Links, er
 		case atom.A, atom.Area, atom.Frame, atom.Iframe, atom.Link, atom.Base, atom.Meta:
 		default:
 			if fp != nil {
-				role := ""
-				for more := fingerprint.LandmarkHolder(a); more; {
+				role, class := "", ""
+				for more := fingerprint.BlockElement(a); more; {
 					var k, v []byte
 					k, v, more = z.TagAttr()
-					if string(k) == "role" {
+					switch string(k) {
+					case "role":
 						role = string(v)
-						break
+					case "class":
+						class = string(v)
 					}
 				}
-				fp.Start(a, role, tt == html.SelfClosingTagToken)
+				fp.Start(a, role, class, tt == html.SelfClosingTagToken)
 			}
 			continue
 		}
 		attrs := readAttrs(z)
 		if fp != nil {
-			fp.Start(a, "", tt == html.SelfClosingTagToken)
+			fp.Start(a, "", "", tt == html.SelfClosingTagToken)
 		}
 		switch a {
 		case atom.Base:

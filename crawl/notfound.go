@@ -36,7 +36,8 @@ type notFoundProbe struct {
 	status   int
 	fp       uint64
 	hasFP    bool
-	location string // for a redirect
+	page     *fingerprint.Builder // its text, to compare without the host's noise
+	location string               // for a redirect
 }
 
 // How a deletion was decided, for Stats.DeletedBy.
@@ -64,7 +65,7 @@ func (c *Crawler) probeNotFound(ctx context.Context, h *host, u string) PollResu
 	kind := errorKind(&res)
 	c.mu.Lock()
 	h.fit.sent++
-	p := notFoundProbe{at: res.End, status: res.Status, fp: res.Fingerprint, hasFP: res.HasFingerprint, location: res.Location}
+	p := notFoundProbe{at: res.End, status: res.Status, fp: res.Fingerprint, hasFP: res.HasFingerprint, page: res.page, location: res.Location}
 	notBefore := res.End.Add(c.delay(h, res.End.Sub(res.Start)))
 	if kind != "" && kind != "4xx" {
 		// A host in trouble: backed off as after any poll, and asked again
@@ -88,8 +89,7 @@ func (c *Crawler) probeNotFound(ctx context.Context, h *host, u string) PollResu
 func (c *Crawler) unannouncedDeletion(h *host, res *Result) string {
 	nf := &h.notFound
 	switch {
-	case res.Status == http.StatusOK && res.HasFingerprint && nf.status == http.StatusOK && nf.hasFP &&
-		fingerprint.Same(res.Fingerprint, nf.fp):
+	case res.Status == http.StatusOK && res.HasFingerprint && nf.status == http.StatusOK && nf.hasFP && c.isNotFoundPage(h, res):
 		return deletedBySoft404
 	case res.Status >= 300 && res.Status < 400 && res.Status != http.StatusNotModified && res.Location != "" &&
 		(res.Location == h.key+"/" || nf.status >= 300 && nf.status < 400 && res.Location == nf.location):
@@ -98,10 +98,24 @@ func (c *Crawler) unannouncedDeletion(h *host, res *Result) string {
 	return ""
 }
 
+// isNotFoundPage says whether a page's text is the host's not-found
+// page's: without the host's noise when both can be read so, else
+// allowing for it. c.mu held.
+func (c *Crawler) isNotFoundPage(h *host, res *Result) bool {
+	nf := &h.notFound
+	if res.HasLocal && nf.page != nil {
+		if local, ok := nf.page.SumMasked(h.noise.mask); ok {
+			return fingerprint.Same(res.Local, local)
+		}
+	}
+	return fingerprint.Distance(res.Fingerprint, nf.fp) <= h.noise.wireNear()
+}
+
 // asNotFound is res read as the 404 it stands for.
 func asNotFound(res *Result) *Result {
 	r := *res
 	r.Status, r.Digest, r.HasFingerprint, r.ETag, r.LastModified, r.LastModRaw, r.Location = http.StatusNotFound, "", false, "", time.Time{}, "", ""
+	r.HasLocal, r.HasHeldLocal, r.page = false, false, nil
 	r.Links = Links{}
 	return &r
 }

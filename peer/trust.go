@@ -97,8 +97,8 @@ func Judge(claim webevents.Event, r crawl.PollResult) Verdict {
 	// unchangedSince says whether this peer's own look before t found the
 	// version the poll finds now.
 	unchangedSince := func(t int64) bool {
-		return r.HasFingerprint && !r.OwnBeforeAt.IsZero() && r.OwnBeforeAt.Unix() < t-int64(peerSkew/time.Second) &&
-			fingerprint.Same(r.OwnBefore, r.Fingerprint)
+		return r.HasLocal && !r.OwnBeforeAt.IsZero() && r.OwnBeforeAt.Unix() < t-int64(peerSkew/time.Second) &&
+			fingerprint.Same(r.OwnBefore, r.Local)
 	}
 	if claim.Stat == webevents.Delete {
 		switch {
@@ -122,11 +122,12 @@ func Judge(claim webevents.Event, r crawl.PollResult) Verdict {
 		return Refuted
 	case lm > 0 && lm < claim.LPD-int64(skew/time.Second):
 		return Refuted
-	case hasFP && r.HasFingerprint && fingerprint.Same(fp, r.Fingerprint):
+	case hasFP && r.HasFingerprint && fingerprint.Distance(fp, r.Fingerprint) <= max(fingerprint.Near, r.Near):
+		// Within what the host's noise moves a page's fingerprint.
 		return Confirmed
 	case lm == 0 && claim.ETag != "" && r.ETag == claim.ETag:
 		return Confirmed
-	case unchangedSince(claim.LMD) && !(hasFP && fingerprint.Same(fp, r.OwnBefore)):
+	case unchangedSince(claim.LMD):
 		return Refuted
 	}
 	return Inconclusive

@@ -104,11 +104,14 @@ func (b *Builder) IgnoreWordsOf(pathAndQuery string) {
 type frame struct {
 	a    atom.Atom
 	skip bool
+	sig  uint64 // the element's place in the page: its tag and class, and its parent's
 }
 
 // block is the text of one block element (up to the next block start or
 // end): its features are feats[start:start+n-2], and its word counts.
 type block struct {
+	sig       uint64 // the innermost open element's (frame.sig)
+	text      uint64 // a hash of its words in order
 	start     int
 	words     int
 	linkWords int
@@ -119,8 +122,10 @@ type block struct {
 // maxDepth bounds the open-element stack (a hostile page can nest forever).
 const maxDepth = 256
 
-// Start reports a start tag with its id-less attributes' role (may be "").
-func (b *Builder) Start(a atom.Atom, role string, selfClosing bool) {
+// Start reports a start tag with its role and class attributes (may be
+// ""; only those of block elements matter: LandmarkHolder says which are
+// read for role, BlockElement for class).
+func (b *Builder) Start(a atom.Atom, role, class string, selfClosing bool) {
 	if a == atom.A {
 		if !selfClosing {
 			b.inLink++
@@ -142,7 +147,11 @@ func (b *Builder) Start(a atom.Atom, role string, selfClosing bool) {
 		return
 	}
 	skip := boilerplate(a) || boilerRole(role)
-	b.stack = append(b.stack, frame{a: a, skip: skip})
+	var parent uint64
+	if len(b.stack) > 0 {
+		parent = b.stack[len(b.stack)-1].sig
+	}
+	b.stack = append(b.stack, frame{a: a, skip: skip, sig: mix(parent, uint64(a)^hashLower([]byte(class)))})
 	if skip {
 		b.skip++
 	}
@@ -252,10 +261,15 @@ func (b *Builder) flushHeld() {
 
 func (b *Builder) add(h uint64, link bool) {
 	if b.cur == 0 {
-		b.blocks = append(b.blocks, block{start: len(b.feats)})
+		var sig uint64
+		if len(b.stack) > 0 {
+			sig = b.stack[len(b.stack)-1].sig
+		}
+		b.blocks = append(b.blocks, block{start: len(b.feats), sig: sig})
 		b.cur = len(b.blocks)
 	}
 	c := &b.blocks[b.cur-1]
+	c.text = mix(c.text, h)
 	c.words++
 	if link {
 		c.linkWords++
@@ -277,7 +291,12 @@ func addFeature(v *[64]int32, f uint64) {
 
 // Sum returns the page's fingerprint, and false when the page has no
 // words to fingerprint (an image page, a frameset, an empty body).
-func (b *Builder) Sum() (uint64, bool) {
+func (b *Builder) Sum() (uint64, bool) { return b.SumMasked(nil) }
+
+// SumMasked is Sum without the blocks whose place the mask holds (a
+// host's template noise, learnt by Volatile). Its value is a peer's own:
+// another peer may have learnt another mask.
+func (b *Builder) SumMasked(m Mask) (uint64, bool) {
 	b.flushHeld()
 	content := 0
 	for i := range b.blocks {
@@ -289,7 +308,7 @@ func (b *Builder) Sum() (uint64, bool) {
 	any := false
 	for i := range b.blocks {
 		c := &b.blocks[i]
-		if content >= minContentWords && linkDense(c) {
+		if content >= minContentWords && linkDense(c) || m.Has(c.sig) {
 			continue
 		}
 		if c.n == 0 {
@@ -410,4 +429,53 @@ func implicitEnd(a atom.Atom) bool {
 func (b *Builder) endBlock() {
 	b.flushHeld()
 	b.cur = 0
+}
+
+// Mask is a set of places in a host's pages (block signatures) whose text
+// is noise: it differs between two responses of one version. The zero
+// value masks nothing.
+type Mask []uint64
+
+// MaxMask bounds the places a mask holds.
+const MaxMask = 32
+
+// Has says whether the mask holds a place.
+func (m Mask) Has(sig uint64) bool {
+	for _, x := range m {
+		if x == sig {
+			return true
+		}
+	}
+	return false
+}
+
+// Volatile returns the places whose text differs between two reads of
+// one version of a page (a and b), at most MaxMask: a host's template
+// noise. Blocks that share a place are compared together.
+func Volatile(a, b *Builder) []uint64 {
+	sums := func(x *Builder) map[uint64]uint64 {
+		m := map[uint64]uint64{}
+		for _, c := range x.blocks {
+			m[c.sig] += mix(c.text, uint64(c.words)) // order-free within a place
+		}
+		return m
+	}
+	sa, sb := sums(a), sums(b)
+	var out []uint64
+	add := func(sig uint64) {
+		if len(out) < MaxMask && !Mask(out).Has(sig) {
+			out = append(out, sig)
+		}
+	}
+	for sig, v := range sa {
+		if sb[sig] != v {
+			add(sig)
+		}
+	}
+	for sig := range sb {
+		if _, ok := sa[sig]; !ok {
+			add(sig)
+		}
+	}
+	return out
 }

@@ -13,36 +13,46 @@ const maxTokenBytes = 256 << 10
 
 // Of reads an HTML document and returns its fingerprint (false: no words).
 // A crawler computes it in the pass that finds the links instead
-// (Builder); Of is for a document read on its own.
-// pathAndQuery is the document's own URL path and query, whose words
-// are left out (Builder.IgnoreWordsOf).
+// (Builder); Of is for a document read on its own. pathAndQuery is the
+// document's own URL path and query, whose quotes are left out
+// (Builder.IgnoreWordsOf).
 func Of(r io.Reader, pathAndQuery string) (uint64, bool, error) {
+	b, err := Read(r, pathAndQuery)
+	fp, ok := b.Sum()
+	return fp, ok, err
+}
+
+// Read reads an HTML document into a Builder, for Sum, SumMasked and
+// Volatile. A hostile token ends the read: what was read stands.
+func Read(r io.Reader, pathAndQuery string) (*Builder, error) {
 	z := html.NewTokenizer(r)
 	z.SetMaxBuf(maxTokenBytes)
-	var b Builder
+	b := &Builder{}
 	b.IgnoreWordsOf(pathAndQuery)
 	for {
 		switch tt := z.Next(); tt {
 		case html.ErrorToken:
-			fp, ok := b.Sum()
 			if z.Err() == io.EOF {
-				return fp, ok, nil
+				return b, nil
 			}
-			return fp, ok, z.Err()
+			return b, z.Err()
 		case html.TextToken:
 			b.Text(z.Text())
 		case html.StartTagToken, html.SelfClosingTagToken:
 			name, hasAttr := z.TagName()
 			a := atom.Lookup(name)
-			role := ""
-			for hasAttr && LandmarkHolder(a) {
+			role, class := "", ""
+			for hasAttr && BlockElement(a) {
 				var k, v []byte
 				k, v, hasAttr = z.TagAttr()
-				if string(k) == "role" {
+				switch string(k) {
+				case "role":
 					role = string(v)
+				case "class":
+					class = string(v)
 				}
 			}
-			b.Start(a, role, tt == html.SelfClosingTagToken)
+			b.Start(a, role, class, tt == html.SelfClosingTagToken)
 		case html.EndTagToken:
 			name, _ := z.TagName()
 			b.End(atom.Lookup(name))
@@ -50,12 +60,8 @@ func Of(r io.Reader, pathAndQuery string) (uint64, bool, error) {
 	}
 }
 
-// LandmarkHolder says whether pages put ARIA landmark roles on this
-// element: only then is its role attribute worth reading.
-func LandmarkHolder(a atom.Atom) bool {
-	switch a {
-	case atom.Div, atom.Section, atom.Ul, atom.Ol, atom.Table, atom.Td, atom.Article:
-		return true
-	}
-	return false
+// BlockElement says whether an element starts a block of text whose
+// attributes (role, class) the fingerprint reads.
+func BlockElement(a atom.Atom) bool {
+	return a != 0 && a != atom.A && !inline(a) && !void(a)
 }

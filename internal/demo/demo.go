@@ -177,7 +177,7 @@ func startWeb(cfg Config) (w *testweb.Web, stop func(), err error) {
 	var kinds []testweb.PageKind
 	var deletions []testweb.DeletionStyle
 	if cfg.RealWeb {
-		kinds = []testweb.PageKind{testweb.Static, testweb.Dynamic, testweb.LastModifiedNow, testweb.WeakETagPerResponse}
+		kinds = []testweb.PageKind{testweb.Static, testweb.Dynamic, testweb.LastModifiedNow, testweb.WeakETagPerResponse, testweb.DynamicPlain}
 		deletions = []testweb.DeletionStyle{testweb.NotFound, testweb.Soft404, testweb.RedirectHome}
 	}
 	w, err = testweb.Start(testweb.Config{

@@ -29,7 +29,7 @@ var allowed = map[string][]string{
 	"crawl/revisit":       {},
 	"crawl/fingerprint":   {},
 	"crawl/sitemap":       {},
-	"peer":                {"webevents", "protocol", "crawl", "peer/rho", "peer/trust", "internal/netguard"},
+	"peer":                {"webevents", "protocol", "crawl", "crawl/fingerprint", "peer/rho", "peer/trust", "internal/netguard"},
 	"peer/trust":          {},
 	"sim":                 {"peer/rho", "peer/trust", "crawl/revisit", "internal/chart"},
 	"internal/measure":    {"crawl", "crawl/revisit", "webevents", "internal/testweb", "peer", "protocol", "publish", "sim"},

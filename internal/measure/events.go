@@ -82,6 +82,7 @@ type EventsReport struct {
 	FalseCreates int // CREATE events of responses that were no page (a soft 404)
 	Polls        int64
 	DeletedBy    map[string]int64
+	Hosts        int
 }
 
 func ratioOr1(a, b int) float64 {
@@ -111,7 +112,7 @@ func (s *recordingStore) Record(evs []webevents.Event) error {
 // web served.
 func Events(ctx context.Context, c EventsConfig) (*EventsReport, error) {
 	c.defaults()
-	kinds := []testweb.PageKind{testweb.Static, testweb.Dynamic, testweb.LastModifiedNow, testweb.WeakETagPerResponse}
+	kinds := []testweb.PageKind{testweb.Static, testweb.Dynamic, testweb.LastModifiedNow, testweb.WeakETagPerResponse, testweb.DynamicPlain}
 	styles := []testweb.DeletionStyle{testweb.NotFound, testweb.Soft404, testweb.RedirectHome}
 	hosts := len(kinds) * len(styles)
 	w, err := testweb.Start(testweb.Config{Hosts: hosts, PagesPerHost: c.PagesPerHost, Seed: c.Seed,
@@ -269,7 +270,7 @@ func (j *updateJudge) finish() []EventsKind {
 // judgeEvents compares the events with the hosts' logs of what they
 // served.
 func judgeEvents(c EventsConfig, w *testweb.Web, store *recordingStore, st crawl.Stats) *EventsReport {
-	rep := &EventsReport{Config: c, Polls: st.Polls, DeletedBy: st.DeletedBy}
+	rep := &EventsReport{Config: c, Polls: st.Polls, DeletedBy: st.DeletedBy, Hosts: len(w.Hosts())}
 	looks := map[string][]look{}
 	for _, h := range w.Hosts() {
 		for _, r := range h.Log() {
@@ -281,7 +282,7 @@ func judgeEvents(c EventsConfig, w *testweb.Web, store *recordingStore, st crawl
 		}
 	}
 	j := newUpdateJudge(looks, func(u string) string { return w.HostOf(u).Kind().String() })
-	for _, pk := range []testweb.PageKind{testweb.Static, testweb.Dynamic, testweb.LastModifiedNow, testweb.WeakETagPerResponse} {
+	for _, pk := range []testweb.PageKind{testweb.Static, testweb.Dynamic, testweb.LastModifiedNow, testweb.WeakETagPerResponse, testweb.DynamicPlain} {
 		for _, h := range w.Hosts() {
 			if h.Kind() == pk {
 				j.kind(h.URL + "/p/0.html") // the table's order
@@ -349,8 +350,8 @@ func seenLiveThenGone(ls []look, gone int64) bool {
 
 // Print writes the report's tables.
 func (r *EventsReport) Print(out io.Writer) {
-	fmt.Fprintf(out, "one crawler (cocrawl crawl's defaults, --delay %v) for %v on 12 hosts x %d pages, each page changing every %v on average (a third of its text rewritten), %.0f%% of them deleted during the run; %d polls\n\n",
-		r.Config.Delay, r.Config.Run, r.Config.PagesPerHost, r.Config.ChangeEvery, 100*r.Config.DeleteShare, r.Polls)
+	fmt.Fprintf(out, "one crawler (cocrawl crawl's defaults, --delay %v) for %v on %d hosts x %d pages, each page changing every %v on average (a third of its text rewritten), %.0f%% of them deleted during the run; %d polls\n\n",
+		r.Config.Delay, r.Config.Run, r.Hosts, r.Config.PagesPerHost, r.Config.ChangeEvery, 100*r.Config.DeleteShare, r.Polls)
 	tw := tabwriter.NewWriter(out, 2, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "page kind\tupdates reported\ttrue\tchanges seen\tdetected\tprecision\trecall\t")
 	for _, k := range r.Kinds {

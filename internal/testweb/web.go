@@ -94,10 +94,14 @@ const (
 	// WeakETagPerResponse pages carry a weak ETag that differs on every
 	// response (and no Last-Modified).
 	WeakETagPerResponse
+	// DynamicPlain pages are Dynamic pages whose template is made of plain
+	// divs rather than header, footer, aside and form elements: nothing in
+	// the markup says where the noise is.
+	DynamicPlain
 )
 
 func (k PageKind) String() string {
-	return [...]string{"static", "dynamic", "lm-now", "etag-per-response"}[k]
+	return [...]string{"static", "dynamic", "lm-now", "etag-per-response", "dynamic-plain"}[k]
 }
 
 // DeletionStyle is how a host answers for a path it does not have.
@@ -642,7 +646,7 @@ func (h *Host) serve(w http.ResponseWriter, r *http.Request) {
 	h.served++
 	n := h.served
 	var related []string
-	if h.kind == Dynamic && len(h.pages) > 0 {
+	if (h.kind == Dynamic || h.kind == DynamicPlain) && len(h.pages) > 0 {
 		for i := range 4 {
 			related = append(related, h.pages[(n*7+uint64(i)*13)%uint64(len(h.pages))].path)
 		}
@@ -650,7 +654,7 @@ func (h *Host) serve(w http.ResponseWriter, r *http.Request) {
 	h.web.mu.Unlock()
 	tag := etag(p)
 	switch h.kind {
-	case Dynamic:
+	case Dynamic, DynamicPlain:
 		tag = ""
 	case LastModifiedNow:
 		tag = ""
@@ -731,6 +735,10 @@ func (h *Host) serveMissing(w http.ResponseWriter, r *http.Request, p *page) {
 // page of the host.
 func (h *Host) pageHead(w io.Writer, title, extra string) {
 	fmt.Fprintf(w, "<!doctype html><html><head><title>%s</title>%s</head><body>\n", html.EscapeString(title), extra)
+	if h.kind == DynamicPlain {
+		fmt.Fprintf(w, "<div class=\"top\"><a href=\"/\">Site %d</a> <a href=\"/\">Home</a> <a href=\"/p/0.html\">About</a></div>\n", h.index)
+		return
+	}
 	fmt.Fprintf(w, "<header><a href=\"/\">Site %d</a> <nav><a href=\"/\">Home</a> <a href=\"/p/0.html\">About</a></nav></header>\n", h.index)
 }
 
@@ -738,7 +746,15 @@ func (h *Host) pageHead(w io.Writer, title, extra string) {
 // noise: the related box (links that rotate), a CSRF token and the time
 // the page was generated.
 func (h *Host) pageFoot(w io.Writer, n uint64, related []string) {
-	if h.kind == Dynamic {
+	if h.kind == DynamicPlain {
+		fmt.Fprint(w, "<div class=\"related\"><h2>Related</h2><ul>\n")
+		for _, l := range related {
+			fmt.Fprintf(w, "<li><a href=\"%s\">See also %s</a></li>\n", l, strings.TrimSuffix(strings.TrimPrefix(l, "/p/"), ".html"))
+		}
+		fmt.Fprint(w, "</ul></div>\n")
+		fmt.Fprintf(w, "<div class=\"comment\"><input type=\"hidden\" name=\"csrf\" value=\"%016x\"></div>\n", n*0x2545f4914f6cdd1d)
+		fmt.Fprintf(w, "<div class=\"meta\"><p>Site %d. Page generated at %s in %d ms for visitor %d.</p></div>\n", h.index, time.Now().UTC().Format(time.RFC3339Nano), 3+n%40, n)
+	} else if h.kind == Dynamic {
 		fmt.Fprint(w, "<aside class=\"related\"><h2>Related</h2><ul>\n")
 		for _, l := range related {
 			fmt.Fprintf(w, "<li><a href=\"%s\">See also %s</a></li>\n", l, strings.TrimSuffix(strings.TrimPrefix(l, "/p/"), ".html"))
