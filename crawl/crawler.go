@@ -45,6 +45,7 @@ type Crawler struct {
 	wake      chan struct{}
 	excluded  []string // URL prefixes never polled: peers' share repositories
 	robotsMem int      // bytes of the robots.txt files hosts keep (cacheRobots)
+	noiseHeld int      // pages hosts hold while they learn their noise (noise.go)
 	storeErr  error    // the last failed write, nil once one succeeds (errMu)
 	delegated []string // URL prefixes left to peers (their special sets)
 	started   bool
@@ -299,10 +300,11 @@ type PollResult struct {
 	HasFingerprint bool
 	// Local is the fingerprint without the host's noise (HasLocal), the
 	// one OwnBefore was taken as; Near how far two records' fingerprints
-	// may be on this host and be one version.
+	// may be on this host and be one version, LocalNear two Local ones.
 	Local       uint64
 	HasLocal    bool
 	Near        int
+	LocalNear   int
 	OwnBefore   uint64
 	OwnBeforeAt time.Time
 }
@@ -436,7 +438,7 @@ func (c *Crawler) serveHost(ctx context.Context, h *host) PollResult {
 	return PollResult{Requested: true, URL: st.URL, Status: res.Status, ErrKind: kind,
 		Changed: changed, Event: ev, Bytes: res.Size, Cost: res.End.Sub(res.Start),
 		LastModified: res.LastModified, ETag: res.ETag, Digest: res.Digest, Checked: checked,
-		Fingerprint: res.Fingerprint, HasFingerprint: res.HasFingerprint, Local: res.Local, HasLocal: res.HasLocal, Near: res.WireNear,
+		Fingerprint: res.Fingerprint, HasFingerprint: res.HasFingerprint, Local: res.Local, HasLocal: res.HasLocal, Near: res.WireNear, LocalNear: res.LocalNear,
 		OwnBefore: ownFP, OwnBeforeAt: ownAt}
 }
 
@@ -454,8 +456,24 @@ func (c *Crawler) afterFetch(h *host, st *URLState, res *Result) (webevents.Even
 	c.mu.Lock()
 	h.validators.observe(res, prev, h.noise.wireNear())
 	*res = *h.validators.trusted(res)
-	readAgain := c.readNoise(h, st, res)
-	res.WireNear = h.noise.wireNear()
+	if c.readNoise(h, st, res) {
+		// The first of two reads for the host's noise (noise.go): the
+		// second, at once, decides the event with what the two taught.
+		// Judged now, a revisit would compare without the noise learnt.
+		defer c.mu.Unlock()
+		h.fit.sent++
+		h.signals.since++
+		h.failures = 0
+		st.Due = time.Unix(0, 0)
+		c.f.reschedule(h, st)
+		h.lastFetch = res.End.Sub(res.Start)
+		notBefore := res.End.Add(c.delay(h, h.lastFetch))
+		st.HostNext = notBefore.UnixMilli()
+		c.save(st)
+		c.f.release(h, notBefore)
+		return webevents.Event{}, false, ""
+	}
+	res.WireNear, res.LocalNear = h.noise.wireNear(), h.noise.localNear()
 	if st.hasOwnFP && res.HasLocal && st.ownMaskVer == h.noise.version &&
 		(prev == nil || prev.From == "" || st.ownAt/1000 >= prev.LPD) {
 		// This crawler's last look is the latest word on the page.
@@ -550,7 +568,7 @@ func (c *Crawler) afterFetch(h *host, st *URLState, res *Result) (webevents.Even
 		if res.Status == 200 || res.Status == 304 {
 			c.judgeLastmod(h, st, changed, res.LastModified, res.End)
 			if res.Status == 200 {
-				if !res.HasLocal || !st.hasOwnFP || st.ownMaskVer != h.noise.version || !fingerprint.Same(st.ownFP, res.Local) {
+				if !res.HasLocal || !st.hasOwnFP || st.ownMaskVer != h.noise.version || fingerprint.Distance(st.ownFP, res.Local) > h.noise.localNear() {
 					st.ownAt = res.End.UnixMilli() // another version: first seen now
 				}
 				st.ownFP, st.hasOwnFP, st.ownMaskVer = res.Local, res.HasLocal, h.noise.version
@@ -564,9 +582,6 @@ func (c *Crawler) afterFetch(h *host, st *URLState, res *Result) (webevents.Even
 		}
 		c.nextInterval(h, st, changed, res.End)
 		st.Due = c.revisitAt(st, res.End)
-		if readAgain {
-			st.Due = time.Unix(0, 0) // read twice for the host's noise (noise.go)
-		}
 	}
 	if res.Location != "" {
 		c.addURL(res.Location, st.Depth, res.End)

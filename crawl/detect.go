@@ -65,7 +65,7 @@ func Detect(rawURL string, prev *webevents.Event, r *Result, now time.Time, cid 
 		// the noise was learnt, allows for it.
 		same := fingerprint.Distance(held, r.Fingerprint) <= max(fingerprint.Near, r.WireNear)
 		if r.HasLocal && r.HasHeldLocal {
-			same = fingerprint.Same(r.HeldLocal, r.Local)
+			same = fingerprint.Distance(r.HeldLocal, r.Local) <= max(fingerprint.Near, r.LocalNear)
 		}
 		if same {
 			return e, false

@@ -125,10 +125,11 @@ type Result struct {
 	// Set by the crawler, not the fetcher (noise.go): the fingerprint
 	// without the host's noise (HasLocal), and, when this crawler's last
 	// look was made with the same mask, the one it found (HasHeldLocal);
-	// WireNear is how far two records' fingerprints may be on this host.
+	// WireNear is how far two records' fingerprints may be on this host,
+	// LocalNear two of the Local ones.
 	Local, HeldLocal       uint64
 	HasLocal, HasHeldLocal bool
-	WireNear               int
+	WireNear, LocalNear    int
 	page                   *fingerprint.Builder // the page's text, for the host's noise
 	Size                   int64                // bytes of the body, or Content-Length for HEAD
 	HTML                   bool                 // an HTML document

@@ -27,9 +27,32 @@ type hostNoise struct {
 	firstFP uint64
 	probing *URLState
 	since   time.Time
-	// wire is the most bits two reads of one version were apart, unmasked.
-	wire int
+	// wire is the most bits two reads of one version were apart, unmasked;
+	// local the most they were apart with the mask (the noise in places
+	// too large to mask).
+	wire, local int
+	// held are the pages read while the noise is being learnt, each its
+	// URL's last: when the mask grows their own fingerprints are taken
+	// again with it, so a host's first pages are not compared across its
+	// noise at their first revisit. At most noiseAfter per host and
+	// maxHeldReads in all (Crawler.noiseHeld); freed once learnt.
+	held []heldRead
 }
+
+type heldRead struct {
+	st   *URLState
+	page *fingerprint.Builder
+}
+
+// maxHeldReads bounds the pages all hosts hold while they learn their
+// noise (a page's text features: some kilobytes each).
+const maxHeldReads = 2048
+
+// noiseAfter is how many requests a host answers before its pages are
+// read twice, unless a page is revisited before (the first comparison
+// that the noise could spoil): a host polled a few times pays nothing,
+// and a site's first visits go first.
+const noiseAfter = 30
 
 // noiseProbes is how many of a host's pages are read twice.
 const noiseProbes = 2
@@ -42,6 +65,15 @@ const noiseProbeTimeout = 10 * time.Minute
 // be and still be one version on this host.
 func (n *hostNoise) wireNear() int {
 	return max(fingerprint.Near, min(n.wire+2, fingerprint.Far-1))
+}
+
+// localNear is how many bits apart this crawler's own two looks at a page
+// (fingerprints without the mask) may be and still be one version.
+func (n *hostNoise) localNear() int {
+	if n.local == 0 {
+		return fingerprint.Near
+	}
+	return max(fingerprint.Near, min(n.local+2, fingerprint.Far-1))
 }
 
 // readNoise learns from a 200 of st what it can of the host's noise and
@@ -58,22 +90,69 @@ func (c *Crawler) readNoise(h *host, st *URLState, res *Result) (again bool) {
 			// Not a real change between the reads: the difference is noise.
 			n.wire = max(n.wire, d)
 			grew := false
-			for _, sig := range fingerprint.Volatile(n.first, res.page) {
-				if len(n.mask) < fingerprint.MaxMask && !n.mask.Has(sig) {
-					n.mask = append(n.mask, sig)
+			for _, p := range fingerprint.MaskOf(n.first, res.page) {
+				if len(n.mask) < fingerprint.MaxMask && !n.mask.Has(p.Sig) {
+					n.mask = append(n.mask, p)
 					grew = true
 				}
 			}
 			if grew {
 				n.version++
+				c.retakeHeld(n)
+			}
+			a, okA := n.first.SumMasked(n.mask)
+			b, okB := res.page.SumMasked(n.mask)
+			if okA && okB {
+				n.local = max(n.local, fingerprint.Distance(a, b))
 			}
 			n.probes++
 		}
 		n.first, n.probing = nil, nil
-	} else if n.probes < noiseProbes && (n.first == nil || res.End.Sub(n.since) > noiseProbeTimeout) {
+	} else if n.probes < noiseProbes && !st.checking && !st.sampling && (st.Polls > 0 || h.fit.sent >= noiseAfter) &&
+		(n.first == nil || res.End.Sub(n.since) > noiseProbeTimeout) {
 		n.first, n.firstFP, n.probing, n.since = res.page, res.Fingerprint, st, res.End
 		again = true
 	}
 	res.Local, res.HasLocal = res.page.SumMasked(n.mask)
+	if n.probes >= noiseProbes {
+		c.releaseHeld(n)
+	} else if !again {
+		c.holdRead(n, st, res.page)
+	}
 	return again
+}
+
+// holdRead keeps a page read while the host's noise is unknown, in place
+// of its URL's earlier read. c.mu held.
+func (c *Crawler) holdRead(n *hostNoise, st *URLState, page *fingerprint.Builder) {
+	for i := range n.held {
+		if n.held[i].st == st {
+			n.held[i].page = page
+			return
+		}
+	}
+	if len(n.held) < noiseAfter && c.noiseHeld < maxHeldReads {
+		n.held = append(n.held, heldRead{st, page})
+		c.noiseHeld++
+	}
+}
+
+// retakeHeld takes the own fingerprints of the held pages again with the
+// grown mask: those the previous mask took (a URL read since, with a
+// 304, keeps its page). c.mu held.
+func (c *Crawler) retakeHeld(n *hostNoise) {
+	for _, r := range n.held {
+		if !r.st.hasOwnFP || r.st.ownMaskVer != n.version-1 {
+			continue
+		}
+		if fp, ok := r.page.SumMasked(n.mask); ok {
+			r.st.ownFP, r.st.ownMaskVer = fp, n.version
+		}
+	}
+}
+
+// releaseHeld frees the host's held pages. c.mu held.
+func (c *Crawler) releaseHeld(n *hostNoise) {
+	c.noiseHeld -= len(n.held)
+	n.held = nil
 }

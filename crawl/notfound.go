@@ -23,8 +23,9 @@ import (
 // held live, and never a CREATE.
 
 // notFoundAfter is how many requests a host answers before it is probed:
-// a host polled once or twice (a link followed) does not pay for one.
-const notFoundAfter = 3
+// a host polled a few times (links followed, a small site's first visits)
+// does not pay for one, and the probe comes after a site's first pages.
+const notFoundAfter = 30
 
 // notFoundTTL is how long a probe's answer holds before the host is asked
 // again (a site's not-found page changes with its template).
@@ -105,7 +106,7 @@ func (c *Crawler) isNotFoundPage(h *host, res *Result) bool {
 	nf := &h.notFound
 	if res.HasLocal && nf.page != nil {
 		if local, ok := nf.page.SumMasked(h.noise.mask); ok {
-			return fingerprint.Same(res.Local, local)
+			return fingerprint.Distance(res.Local, local) <= h.noise.localNear()
 		}
 	}
 	return fingerprint.Distance(res.Fingerprint, nf.fp) <= h.noise.wireNear()

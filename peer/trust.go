@@ -98,7 +98,7 @@ func Judge(claim webevents.Event, r crawl.PollResult) Verdict {
 	// version the poll finds now.
 	unchangedSince := func(t int64) bool {
 		return r.HasLocal && !r.OwnBeforeAt.IsZero() && r.OwnBeforeAt.Unix() < t-int64(peerSkew/time.Second) &&
-			fingerprint.Same(r.OwnBefore, r.Local)
+			fingerprint.Distance(r.OwnBefore, r.Local) <= max(fingerprint.Near, r.LocalNear)
 	}
 	if claim.Stat == webevents.Delete {
 		switch {

@@ -37,9 +37,10 @@ func cmdMeasure(ctx context.Context, args []string, out io.Writer) error {
 
 func measureEvents(ctx context.Context, args []string, out io.Writer) error {
 	fs := newFlags("measure events", "measure events [--pages N] [--change-every D] [--delay D] [--run D] [--delete-share F] [--seed N]\n\n"+
-		"How true one crawler's web-events are on a web built like the real one: 15 hosts serving static pages,\n"+
-		"dynamic pages with template noise (in header, aside and footer elements, or in plain divs), pages whose Last-Modified is the response's time and pages with an\n"+
-		"ETag per response, answering for deleted pages with 404s, soft 404s or redirects home. Prints update\n"+
+		"How true one crawler's web-events are on a web built like the real one: 18 hosts serving static pages,\n"+
+		"dynamic pages with template noise (in header, aside and footer elements, in plain divs, or a count\n"+
+		"inside every paragraph), pages whose Last-Modified is the response's time and pages with an ETag per\n"+
+		"response, answering for deleted pages with 404s, soft 404s or redirects home. Prints update\n"+
 		"precision and recall per page kind and deletions held per style.")
 	var c measure.EventsConfig
 	fs.IntVar(&c.PagesPerHost, "pages", 50, "pages per host")

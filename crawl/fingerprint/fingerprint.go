@@ -62,6 +62,7 @@ type Builder struct {
 	cur      int     // 1 + the index of the block being read; 0: none
 	blocks   []block // in document order
 	feats    []uint64
+	numeric  []bool // numeric[i]: feats[i] holds a word with a digit
 	features int
 	// own holds the hashes of the words of the page's own URL; held the
 	// words read that match its start so far (dropped when all match).
@@ -70,8 +71,8 @@ type Builder struct {
 }
 
 type heldWord struct {
-	h    uint64
-	link bool
+	h         uint64
+	link, num bool
 }
 
 // maxIgnored bounds the words of a URL that are ignored.
@@ -112,10 +113,13 @@ type frame struct {
 type block struct {
 	sig       uint64 // the innermost open element's (frame.sig)
 	text      uint64 // a hash of its words in order
+	prose     uint64 // the same of its words without a digit
 	start     int
 	words     int
 	linkWords int
 	w1, w2    uint64 // the last two words' hashes, for shingles
+	d1, d2    bool   // whether they hold a digit
+	anyNum    bool   // whether any word does
 	n         int    // words so far in the shingle window
 }
 
@@ -229,10 +233,10 @@ func isWordRune(r rune) bool {
 // word adds one word: its hash joins the shingle window, and each full
 // window of three words is a feature of the current block.
 func (b *Builder) word(w []byte) {
-	h := hashLower(w)
+	h, num := hashLower(w), hasDigit(w)
 	if len(b.own) > 0 {
 		if h == b.own[len(b.held)] {
-			b.held = append(b.held, heldWord{h, b.inLink > 0})
+			b.held = append(b.held, heldWord{h, b.inLink > 0, num})
 			if len(b.held) == len(b.own) {
 				b.held = b.held[:0] // the URL quoted: left out
 			}
@@ -240,26 +244,43 @@ func (b *Builder) word(w []byte) {
 		}
 		b.flushHeld()
 		if h == b.own[0] {
-			b.held = append(b.held, heldWord{h, b.inLink > 0})
+			b.held = append(b.held, heldWord{h, b.inLink > 0, num})
 			if len(b.own) == 1 {
 				b.held = b.held[:0]
 			}
 			return
 		}
 	}
-	b.add(h, b.inLink > 0)
+	b.add(h, b.inLink > 0, num)
+}
+
+// hasDigit says whether a word holds a digit: a count, a time, a token.
+func hasDigit(w []byte) bool {
+	for _, c := range w {
+		if c >= '0' && c <= '9' {
+			return true
+		}
+	}
+	if utf8.Valid(w) {
+		for _, r := range string(w) {
+			if r >= utf8.RuneSelf && unicode.IsDigit(r) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // flushHeld adds the words held as a possible quote of the URL that were
 // not one.
 func (b *Builder) flushHeld() {
 	for _, w := range b.held {
-		b.add(w.h, w.link)
+		b.add(w.h, w.link, w.num)
 	}
 	b.held = b.held[:0]
 }
 
-func (b *Builder) add(h uint64, link bool) {
+func (b *Builder) add(h uint64, link, num bool) {
 	if b.cur == 0 {
 		var sig uint64
 		if len(b.stack) > 0 {
@@ -270,6 +291,10 @@ func (b *Builder) add(h uint64, link bool) {
 	}
 	c := &b.blocks[b.cur-1]
 	c.text = mix(c.text, h)
+	if !num {
+		c.prose = mix(c.prose, h)
+	}
+	c.anyNum = c.anyNum || num
 	c.words++
 	if link {
 		c.linkWords++
@@ -277,9 +302,11 @@ func (b *Builder) add(h uint64, link bool) {
 	c.n++
 	if c.n >= 3 {
 		b.feats = append(b.feats, mix(mix(c.w2, c.w1), h))
+		b.numeric = append(b.numeric, num || c.d1 || c.d2)
 		b.features++
 	}
 	c.w2, c.w1 = c.w1, h
+	c.d2, c.d1 = c.d1, num
 }
 
 // addFeature counts one feature's bits into the simhash weights.
@@ -294,8 +321,9 @@ func addFeature(v *[64]int32, f uint64) {
 func (b *Builder) Sum() (uint64, bool) { return b.SumMasked(nil) }
 
 // SumMasked is Sum without the blocks whose place the mask holds (a
-// host's template noise, learnt by Volatile). Its value is a peer's own:
-// another peer may have learnt another mask.
+// host's template noise, learnt by Volatile), or, where the mask holds
+// only a place's numbers, without their shingles that hold a digit. Its
+// value is a peer's own: another peer may have learnt another mask.
 func (b *Builder) SumMasked(m Mask) (uint64, bool) {
 	b.flushHeld()
 	content := 0
@@ -308,19 +336,26 @@ func (b *Builder) SumMasked(m Mask) (uint64, bool) {
 	any := false
 	for i := range b.blocks {
 		c := &b.blocks[i]
-		if content >= minContentWords && linkDense(c) || m.Has(c.sig) {
+		if content >= minContentWords && linkDense(c) || c.n == 0 {
 			continue
 		}
-		if c.n == 0 {
+		masked, numbers := m.at(c.sig)
+		if masked && !numbers {
 			continue
 		}
-		any = true
 		if c.n < 3 {
 			// A block of one or two words is one feature of its own.
-			addFeature(&v, mix(mix(c.w2, c.w1), uint64(c.n)))
+			if !numbers || !c.anyNum {
+				any = true
+				addFeature(&v, mix(mix(c.w2, c.w1), uint64(c.n)))
+			}
 			continue
 		}
-		for _, f := range b.feats[c.start : c.start+c.n-2] {
+		for i, f := range b.feats[c.start : c.start+c.n-2] {
+			if numbers && b.numeric[c.start+i] {
+				continue
+			}
+			any = true
 			addFeature(&v, f)
 		}
 	}
@@ -434,48 +469,105 @@ func (b *Builder) endBlock() {
 // Mask is a set of places in a host's pages (block signatures) whose text
 // is noise: it differs between two responses of one version. The zero
 // value masks nothing.
-type Mask []uint64
+type Mask []Place
+
+// A Place is one place of a host's pages that is noise: all of its text,
+// or only its words with a digit (a count or a time inside the content:
+// "read 1234 times").
+type Place struct {
+	Sig     uint64
+	Numbers bool
+}
 
 // MaxMask bounds the places a mask holds.
 const MaxMask = 32
 
-// Has says whether the mask holds a place.
+// Has says whether the mask holds a place, whole or its numbers.
 func (m Mask) Has(sig uint64) bool {
-	for _, x := range m {
-		if x == sig {
-			return true
+	masked, _ := m.at(sig)
+	return masked
+}
+
+// at says whether the mask holds a place, and whether only its numbers.
+func (m Mask) at(sig uint64) (masked, numbers bool) {
+	for _, p := range m {
+		if p.Sig == sig {
+			return true, p.Numbers
 		}
 	}
-	return false
+	return false, false
 }
 
 // Volatile returns the places whose text differs between two reads of
 // one version of a page (a and b), at most MaxMask: a host's template
-// noise. Blocks that share a place are compared together.
-func Volatile(a, b *Builder) []uint64 {
-	sums := func(x *Builder) map[uint64]uint64 {
-		m := map[uint64]uint64{}
+// noise. Blocks that share a place are compared together; a place whose
+// words without a digit are the same in both reads is noisy only in its
+// numbers (Place.Numbers).
+func Volatile(a, b *Builder) []Place {
+	type sums struct{ text, prose uint64 }
+	read := func(x *Builder) map[uint64]sums {
+		m := map[uint64]sums{}
 		for _, c := range x.blocks {
-			m[c.sig] += mix(c.text, uint64(c.words)) // order-free within a place
+			s := m[c.sig] // order-free within a place
+			s.text += mix(c.text, uint64(c.words))
+			s.prose += mix(c.prose, 1)
+			m[c.sig] = s
 		}
 		return m
 	}
-	sa, sb := sums(a), sums(b)
-	var out []uint64
-	add := func(sig uint64) {
-		if len(out) < MaxMask && !Mask(out).Has(sig) {
-			out = append(out, sig)
+	sa, sb := read(a), read(b)
+	var out []Place
+	add := func(p Place) {
+		if len(out) < MaxMask && !Mask(out).Has(p.Sig) {
+			out = append(out, p)
 		}
 	}
 	for sig, v := range sa {
-		if sb[sig] != v {
-			add(sig)
+		if w := sb[sig]; w.text != v.text {
+			add(Place{sig, w.prose == v.prose})
 		}
 	}
 	for sig := range sb {
 		if _, ok := sa[sig]; !ok {
-			add(sig)
+			add(Place{Sig: sig})
 		}
 	}
 	return out
+}
+
+// Share is the share of the page's words that sit at a place.
+func (b *Builder) Share(sig uint64) float64 {
+	at, all := 0, 0
+	for _, c := range b.blocks {
+		all += c.words
+		if c.sig == sig {
+			at += c.words
+		}
+	}
+	if all == 0 {
+		return 0
+	}
+	return float64(at) / float64(all)
+}
+
+// MaxMaskedShare is the largest share of a page's words a place masked
+// whole may hold: a place that holds more is the page's content too, and
+// masked whole its changes would go unseen.
+const MaxMaskedShare = 0.3
+
+// MaskOf is the mask two reads of one version of a page (a, b) teach:
+// their volatile places, small ones whole, large ones by their numbers
+// only where only those differed (a count inside each paragraph), other
+// large ones not at all (left to an allowance of bits).
+func MaskOf(a, b *Builder) Mask {
+	var m Mask
+	for _, p := range Volatile(a, b) {
+		if b.Share(p.Sig) <= MaxMaskedShare {
+			p.Numbers = false // whole: a token may lack digits next time
+		} else if !p.Numbers {
+			continue
+		}
+		m = append(m, p)
+	}
+	return m
 }

@@ -63,22 +63,24 @@ func sum(t testing.TB, b *Builder, m Mask) uint64 {
 // third of the text rewritten) moves it beyond Near. Where the template's
 // markup says where it is (header, aside, footer, form) the fingerprint
 // alone ignores the noise; where it does not (plain divs), the mask that
-// two reads of one page learn (Volatile) does, on the host's other pages.
+// two reads of one page learn (MaskOf) does, on the host's other pages,
+// and where the noise is a count inside every paragraph, the mask of
+// those paragraphs' numbers.
 func TestNoiseIgnoredChangesSeen(t *testing.T) {
-	w, err := testweb.Start(testweb.Config{Hosts: 5, PagesPerHost: 20, Seed: 3,
-		Kinds: []testweb.PageKind{testweb.Static, testweb.Dynamic, testweb.LastModifiedNow, testweb.WeakETagPerResponse, testweb.DynamicPlain}})
+	w, err := testweb.Start(testweb.Config{Hosts: 6, PagesPerHost: 20, Seed: 3,
+		Kinds: []testweb.PageKind{testweb.Static, testweb.Dynamic, testweb.LastModifiedNow, testweb.WeakETagPerResponse, testweb.DynamicPlain, testweb.DynamicInline}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer w.Close()
 	for _, h := range w.Hosts() {
 		// The mask from two reads of the host's first page.
-		mask := Mask(Volatile(read(t, get(t, h.URL+"/p/0.html")), read(t, get(t, h.URL+"/p/0.html"))))
+		mask := MaskOf(read(t, get(t, h.URL+"/p/0.html")), read(t, get(t, h.URL+"/p/0.html")))
 		var minChange, maxNoise, maxWire int = 64, 0, 0
 		for i := 1; i < 20; i++ {
 			u := fmt.Sprintf("%s/p/%d.html", h.URL, i)
 			a, b := get(t, u), get(t, u)
-			if (h.Kind() == testweb.Dynamic || h.Kind() == testweb.DynamicPlain) && a == b {
+			if (h.Kind() == testweb.Dynamic || h.Kind() == testweb.DynamicPlain || h.Kind() == testweb.DynamicInline) && a == b {
 				t.Fatalf("%s: a dynamic page without noise", u)
 			}
 			ra, rb := read(t, a), read(t, b)
@@ -91,7 +93,7 @@ func TestNoiseIgnoredChangesSeen(t *testing.T) {
 		if maxNoise > 0 {
 			t.Errorf("%s: two responses of one version differ by %d bits", h.Kind(), maxNoise)
 		}
-		if h.Kind() != testweb.DynamicPlain && (maxWire > 0 || len(mask) > 0) {
+		if h.Kind() != testweb.DynamicPlain && h.Kind() != testweb.DynamicInline && (maxWire > 0 || len(mask) > 0) {
 			t.Errorf("%s: %d places masked, unmasked noise %d bits: the markup should have been enough", h.Kind(), len(mask), maxWire)
 		}
 		if minChange <= Near {
@@ -191,4 +193,42 @@ func FuzzOf(f *testing.F) {
 			t.Fatal("slow")
 		}
 	})
+}
+
+// A place's share of the page's words tells the template's small volatile
+// box (a "generated at" line) from the content's paragraphs that carry a
+// time of their own: the crawler masks the first, never the second.
+func TestShareOfAVolatilePlace(t *testing.T) {
+	page := func(at string) string {
+		para := "the river rose again in the night and the town woke to water in the lower streets"
+		return `<html><body><div class="meta">generated at ` + at + `</div>` +
+			`<div class="para">` + para + ` seen ` + at + `</div>` +
+			`<div class="para">` + para + ` reported ` + at + `</div>` +
+			`<div class="para">` + para + ` noted ` + at + `</div></body></html>`
+	}
+	a, b := read(t, page("09:14:02")), read(t, page("09:14:03"))
+	vol := Volatile(a, b)
+	if len(vol) != 2 {
+		t.Fatalf("%d volatile places, want 2 (meta and para)", len(vol))
+	}
+	small, large := 0, 0
+	for _, p := range vol {
+		if !p.Numbers {
+			t.Errorf("a place whose words without digits are the same is not marked numbers-only")
+		}
+		switch s := b.Share(p.Sig); {
+		case s < 0.1:
+			small++
+		case s > 0.8:
+			large++
+		default:
+			t.Errorf("a place holds %.2f of the words", s)
+		}
+	}
+	if small != 1 || large != 1 {
+		t.Errorf("shares: %d small, %d large; want one of each", small, large)
+	}
+	if s := b.Share(12345); s != 0 {
+		t.Errorf("a place not on the page holds %.2f of it", s)
+	}
 }

@@ -107,12 +107,16 @@ func (s *recordingStore) Record(evs []webevents.Event) error {
 	return s.MemStore.Record(evs)
 }
 
+// eventsKinds are the page kinds Events measures, one per host and style.
+var eventsKinds = []testweb.PageKind{testweb.Static, testweb.Dynamic, testweb.LastModifiedNow,
+	testweb.WeakETagPerResponse, testweb.DynamicPlain, testweb.DynamicInline}
+
 // Events runs one crawler, on cocrawl crawl's defaults but for the delay,
 // over a realistic web, and judges each of its events against what the
 // web served.
 func Events(ctx context.Context, c EventsConfig) (*EventsReport, error) {
 	c.defaults()
-	kinds := []testweb.PageKind{testweb.Static, testweb.Dynamic, testweb.LastModifiedNow, testweb.WeakETagPerResponse, testweb.DynamicPlain}
+	kinds := eventsKinds
 	styles := []testweb.DeletionStyle{testweb.NotFound, testweb.Soft404, testweb.RedirectHome}
 	hosts := len(kinds) * len(styles)
 	w, err := testweb.Start(testweb.Config{Hosts: hosts, PagesPerHost: c.PagesPerHost, Seed: c.Seed,
@@ -170,6 +174,28 @@ type look struct {
 	end     int64 // unix seconds
 	version int   // of the page served; 0: not a page
 	status  int
+	ms      int64 // unix milliseconds
+	// reread: the next look at the URL came within rereadWithin, so
+	// this was the first of the two reads that learn a host's noise
+	// (crawl/noise.go), and the crawler decided at the second.
+	reread bool
+}
+
+// rereadWithin is below the crawler's shortest revisit interval (its
+// default RevisitMin, 1 s): two looks closer are one read twice.
+const rereadWithin = 900 * time.Millisecond
+
+func newLook(at time.Time, version, status int) look {
+	return look{end: at.Unix(), version: version, status: status, ms: at.UnixMilli()}
+}
+
+// markRereads marks the first of each two reads of a URL in a row.
+func markRereads(looks map[string][]look) {
+	for _, ls := range looks {
+		for i := 0; i+1 < len(ls); i++ {
+			ls[i].reread = ls[i+1].ms-ls[i].ms < rereadWithin.Milliseconds()
+		}
+	}
 }
 
 // updateJudge tells how true a crawler's UPDATE events were against the
@@ -185,6 +211,7 @@ type updateJudge struct {
 }
 
 func newUpdateJudge(looks map[string][]look, kindOf func(string) string) *updateJudge {
+	markRereads(looks)
 	return &updateJudge{looks: looks, kindOf: kindOf, kinds: map[string]*EventsKind{}, updated: map[string]map[int]bool{}}
 }
 
@@ -200,21 +227,28 @@ func (j *updateJudge) kind(u string) *EventsKind {
 }
 
 // pollOf is the look an event came from: the last look at its URL in its
-// second that served a page (or any, for a deletion); -1 if none.
+// second that served a page (or any, for a deletion); -1 if none. Two
+// reads in a row count as one look, the second (a poll's second can be
+// the first read's).
 func (j *updateJudge) pollOf(e webevents.Event) int {
 	ls := j.looks[e.URL]
 	i := sort.Search(len(ls), func(i int) bool { return ls[i].end > e.LPD }) - 1
 	for ; i >= 0 && ls[i].end == e.LPD; i-- {
-		if ls[i].version > 0 || e.Stat == webevents.Delete {
-			return i
+		k := i
+		for k+1 < len(ls) && ls[k].reread {
+			k++
+		}
+		if ls[k].version > 0 || e.Stat == webevents.Delete {
+			return k
 		}
 	}
 	return -1
 }
 
-// prevPage is the look before i that served a page, or -1.
+// prevPage is the look before i that served a page and was not a first
+// read of two, or -1.
 func prevPage(ls []look, i int) int {
-	for i--; i >= 0 && ls[i].version == 0; i-- {
+	for i--; i >= 0 && (ls[i].version == 0 || ls[i].reread); i-- {
 	}
 	return i
 }
@@ -249,7 +283,7 @@ func (j *updateJudge) finish() []EventsKind {
 	for u, ls := range j.looks {
 		k := j.kind(u)
 		for i := range ls {
-			if ls[i].version == 0 {
+			if ls[i].version == 0 || ls[i].reread {
 				continue
 			}
 			if p := prevPage(ls, i); p >= 0 && ls[p].version != ls[i].version {
@@ -278,11 +312,11 @@ func judgeEvents(c EventsConfig, w *testweb.Web, store *recordingStore, st crawl
 				continue
 			}
 			u := h.URL + r.Path
-			looks[u] = append(looks[u], look{r.End.Unix(), r.Version, r.Status})
+			looks[u] = append(looks[u], newLook(r.End, r.Version, r.Status))
 		}
 	}
 	j := newUpdateJudge(looks, func(u string) string { return w.HostOf(u).Kind().String() })
-	for _, pk := range []testweb.PageKind{testweb.Static, testweb.Dynamic, testweb.LastModifiedNow, testweb.WeakETagPerResponse, testweb.DynamicPlain} {
+	for _, pk := range eventsKinds {
 		for _, h := range w.Hosts() {
 			if h.Kind() == pk {
 				j.kind(h.URL + "/p/0.html") // the table's order

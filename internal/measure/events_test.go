@@ -24,7 +24,7 @@ func TestEventsTrueOnTheRealWeb(t *testing.T) {
 	var out bytes.Buffer
 	rep.Print(&out)
 	t.Log("\n" + out.String())
-	if len(rep.Kinds) != 5 || len(rep.Deletions) != 3 {
+	if len(rep.Kinds) != len(eventsKinds) || len(rep.Deletions) != 3 {
 		t.Fatalf("%d kinds, %d deletion styles measured", len(rep.Kinds), len(rep.Deletions))
 	}
 	for _, k := range rep.Kinds {

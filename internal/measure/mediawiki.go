@@ -77,6 +77,7 @@ type MediaWikiReport struct {
 	Deleted     EventsDeletion
 	LiveDeleted int
 	Edits       int
+	Deletes     int // articles deleted; Deleted.Seen counts those looked at again after
 	Polls       int64
 	DeletedBy   map[string]int64
 }
@@ -214,7 +215,7 @@ func (w *wiki) logResponse(resp *http.Response) error {
 	}
 	w.logMu.Lock()
 	u := w.base + path
-	w.looks[u] = append(w.looks[u], look{time.Now().Unix(), rev, resp.StatusCode})
+	w.looks[u] = append(w.looks[u], newLook(time.Now(), rev, resp.StatusCode))
 	w.logMu.Unlock()
 	return nil
 }
@@ -310,7 +311,10 @@ func (w *wiki) run(ctx context.Context) (*MediaWikiReport, error) {
 		}
 		next = next.Add(time.Duration(rng.ExpFloat64() * float64(gap)))
 		el := time.Since(start)
-		if el > c.Run/4 && len(deletedAt) < deletes && float64(len(deletedAt)) < float64(deletes)*(el-c.Run/4).Seconds()/(c.Run/2).Seconds() {
+		// Deletions early (from an eighth of the run to its half): a deleted
+		// article must be looked at again before the end to count, and a
+		// slow machine's crawler reaches each article less often.
+		if el > c.Run/8 && len(deletedAt) < deletes && float64(len(deletedAt)) < float64(deletes)*(el-c.Run/8).Seconds()/(c.Run*3/8).Seconds() {
 			i := len(deletedAt) * (c.Pages / max(deletes, 1))
 			if err := w.maintenance(runCtx, fmt.Sprintf("Article_%d\n", i), "deleteBatch.php", "-u", "Admin", "-r", "measure"); err != nil && runCtx.Err() == nil {
 				return nil, err
@@ -333,7 +337,7 @@ func (w *wiki) run(ctx context.Context) (*MediaWikiReport, error) {
 	}
 	<-done
 	st := cr.Stats()
-	rep.Polls, rep.DeletedBy = st.Polls, st.DeletedBy
+	rep.Polls, rep.DeletedBy, rep.Deletes = st.Polls, st.DeletedBy, len(deletedAt)
 	w.logMu.Lock()
 	defer w.logMu.Unlock()
 	j := newUpdateJudge(w.looks, func(string) string { return "article" })
@@ -371,6 +375,6 @@ func (r *MediaWikiReport) Print(out io.Writer) {
 		r.Config.Pages, r.Config.ChangeEvery, 100*r.Config.DeleteShare, r.Config.Delay, r.Config.Run, r.Polls, r.Edits)
 	fmt.Fprintf(out, "articles: %d updates reported, %d true; %d changes seen, %d detected: precision %.3f, recall %.3f\n",
 		k.Reported, k.True, k.Changes, k.Detected, k.Precision(), k.Recall())
-	fmt.Fprintf(out, "deletions: %d of %d held; live articles held deleted: %d; deletions decided by %v\n",
-		r.Deleted.Held, r.Deleted.Seen, r.LiveDeleted, r.DeletedBy)
+	fmt.Fprintf(out, "deletions: %d articles deleted, %d looked at again after, %d of those held deleted; live articles held deleted: %d; deletions decided by %v\n",
+		r.Deletes, r.Deleted.Seen, r.Deleted.Held, r.LiveDeleted, r.DeletedBy)
 }

@@ -98,10 +98,14 @@ const (
 	// divs rather than header, footer, aside and form elements: nothing in
 	// the markup says where the noise is.
 	DynamicPlain
+	// DynamicInline pages are DynamicPlain pages whose every paragraph
+	// also ends with a count that differs on every response ("read 1234
+	// times"): noise inside the content, where no mask can go.
+	DynamicInline
 )
 
 func (k PageKind) String() string {
-	return [...]string{"static", "dynamic", "lm-now", "etag-per-response", "dynamic-plain"}[k]
+	return [...]string{"static", "dynamic", "lm-now", "etag-per-response", "dynamic-plain", "dynamic-inline"}[k]
 }
 
 // DeletionStyle is how a host answers for a path it does not have.
@@ -646,7 +650,7 @@ func (h *Host) serve(w http.ResponseWriter, r *http.Request) {
 	h.served++
 	n := h.served
 	var related []string
-	if (h.kind == Dynamic || h.kind == DynamicPlain) && len(h.pages) > 0 {
+	if (h.kind == Dynamic || h.kind == DynamicPlain || h.kind == DynamicInline) && len(h.pages) > 0 {
 		for i := range 4 {
 			related = append(related, h.pages[(n*7+uint64(i)*13)%uint64(len(h.pages))].path)
 		}
@@ -654,7 +658,7 @@ func (h *Host) serve(w http.ResponseWriter, r *http.Request) {
 	h.web.mu.Unlock()
 	tag := etag(p)
 	switch h.kind {
-	case Dynamic, DynamicPlain:
+	case Dynamic, DynamicPlain, DynamicInline:
 		tag = ""
 	case LastModifiedNow:
 		tag = ""
@@ -693,7 +697,11 @@ func (h *Host) serve(w http.ResponseWriter, r *http.Request) {
 	h.pageHead(w, h.URL+p.path, feed)
 	fmt.Fprintf(w, "<main><h1>Page %s, version %d</h1>\n", p.path, p.version)
 	for k := range paragraphs {
-		fmt.Fprintf(w, "<p>%s</p>\n", paragraph(h.index, p.path, k, (p.version+paragraphs-1-k)/paragraphs))
+		text := paragraph(h.index, p.path, k, (p.version+paragraphs-1-k)/paragraphs)
+		if h.kind == DynamicInline {
+			text += fmt.Sprintf(" (read %d times)", 1000+n*3+uint64(k))
+		}
+		fmt.Fprintf(w, "<p>%s</p>\n", text)
 	}
 	fmt.Fprint(w, "<ul>\n")
 	for _, l := range p.links {
@@ -735,7 +743,7 @@ func (h *Host) serveMissing(w http.ResponseWriter, r *http.Request, p *page) {
 // page of the host.
 func (h *Host) pageHead(w io.Writer, title, extra string) {
 	fmt.Fprintf(w, "<!doctype html><html><head><title>%s</title>%s</head><body>\n", html.EscapeString(title), extra)
-	if h.kind == DynamicPlain {
+	if h.kind == DynamicPlain || h.kind == DynamicInline {
 		fmt.Fprintf(w, "<div class=\"top\"><a href=\"/\">Site %d</a> <a href=\"/\">Home</a> <a href=\"/p/0.html\">About</a></div>\n", h.index)
 		return
 	}
@@ -746,7 +754,7 @@ func (h *Host) pageHead(w io.Writer, title, extra string) {
 // noise: the related box (links that rotate), a CSRF token and the time
 // the page was generated.
 func (h *Host) pageFoot(w io.Writer, n uint64, related []string) {
-	if h.kind == DynamicPlain {
+	if h.kind == DynamicPlain || h.kind == DynamicInline {
 		fmt.Fprint(w, "<div class=\"related\"><h2>Related</h2><ul>\n")
 		for _, l := range related {
 			fmt.Fprintf(w, "<li><a href=\"%s\">See also %s</a></li>\n", l, strings.TrimSuffix(strings.TrimPrefix(l, "/p/"), ".html"))
