@@ -70,6 +70,7 @@ func (c *Crawler) hint(h Hint, says sitemapSays) bool {
 	}
 	look := c.lastLook(st)
 	changedSince := !changed.IsZero() && changed.After(look)
+	checkNow := false
 	if says.on {
 		switch {
 		case changedSince || st.Polls == 0 || changed.IsZero() || changed.Add(says.precision).After(look):
@@ -80,11 +81,16 @@ func (c *Crawler) hint(h Hint, says sitemapSays) bool {
 		case says.changesOnly:
 			seen = time.Time{}
 		case !says.proven || says.sample:
-			// Unchanged, says the publisher: the next poll judges it.
+			// Unchanged, says the publisher: the next poll judges it. On
+			// a proven host that poll is now: its other reads count as
+			// visits, so without it the page would wait for the claim's
+			// own word, and a host whose dates never move would never be
+			// caught.
 			if st.lastmodClaim == claimNone {
 				st.lastmodClaim = claimStill
 			}
 			seen = time.Time{}
+			checkNow = says.proven
 		}
 	}
 	due := st.Due
@@ -122,6 +128,8 @@ func (c *Crawler) hint(h Hint, says sitemapSays) bool {
 			st.lastmodClaim = claimChanged
 			c.lastmodHints.Add(1)
 		}
+	case checkNow:
+		due = now
 	}
 	if !due.Equal(st.Due) {
 		c.f.setDue(st, due)

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"hash/maphash"
 	"io"
+	"math"
 	"net/url"
 	"slices"
 	"strconv"
@@ -17,6 +18,7 @@ import (
 	"github.com/jimsmart/grobotstxt"
 	"github.com/mmcdole/gofeed"
 
+	"github.com/cocrawl/cocrawl/crawl/revisit"
 	"github.com/cocrawl/cocrawl/crawl/sitemap"
 	"github.com/cocrawl/cocrawl/webevents"
 )
@@ -57,7 +59,8 @@ const (
 	lastmodMaxFalse      = 0.3
 	lastmodDistrustFor   = 24 * time.Hour
 	// A host's lastmods are proven, and its unchanged pages' polls
-	// skipped, once lastmodProven claims were confirmed (and few refuted);
+	// skipped, once lastmodProven claims were confirmed (weighed by what
+	// each told, claimWeight; and few refuted);
 	// one unchanged page in lastmodSampleEvery is still polled, to check.
 	lastmodProven       = 3
 	lastmodSampleEvery  = 32
@@ -74,13 +77,20 @@ type hostSignals struct {
 	queue          []string  // sitemaps to read this round
 	nextRound      time.Time // when the next round starts; zero: not yet started
 	read           int       // sitemaps read this round
+	rounds         int       // rounds started: which entries a read samples
+	// readsVisited: a read counted as the visit of unchanged pages (the
+	// host proven), which their change rates learnt from.
+	readsVisited bool
 	since          int       // requests to the host since the last sitemap read
 	confirmed      int64     // lastmod claims a poll confirmed
 	refuted        int64     // and refuted
-	distrustUntil  time.Time // lastmods ignored until then
-	gave           bool      // a sitemap of the host gave entries
-	readAt         time.Time // when its last sitemap was read
-	noDefaultUntil time.Time // /sitemap.xml was missing: not asked again until then
+	// The same weighed by what each verdict tells (claimWeight): the
+	// share of false claims is judged on these.
+	confirmedW, refutedW float64
+	distrustUntil        time.Time // lastmods ignored until then
+	gave                 bool      // a sitemap of the host gave entries
+	readAt               time.Time // when its last sitemap was read
+	noDefaultUntil       time.Time // /sitemap.xml was missing: not asked again until then
 	// IndexNow: keys to verify, submissions waiting for them, and keys
 	// verified (until when).
 	keyChecks   []keyCheck
@@ -394,6 +404,7 @@ func (c *Crawler) nextSitemap(h *host, now time.Time) (string, bool) {
 		s.queue = append(s.queue, s.feeds...)
 		first := s.nextRound.IsZero()
 		s.nextRound, s.read = now.Add(c.cfg.SitemapEvery), 0
+		s.rounds++
 		if len(s.queue) == 0 {
 			// Nothing to read: the next round when /sitemap.xml may be
 			// asked again, or a page names a feed.
@@ -496,8 +507,13 @@ func (c *Crawler) readSitemap(ctx context.Context, h *host, sitemapURL string) P
 	kind := c.signalRequestDone(h, start, end, status, retry, err)
 	s := &h.signals
 	s.readAt = end
-	proven := trusted && s.confirmed >= lastmodProven && float64(s.refuted) <= lastmodMaxFalse*float64(s.confirmed+s.refuted)
-	round := s.read
+	// Proven by what the verdicts told, not by their count: "unchanged",
+	// confirmed a minute after a look, tells little.
+	proven := trusted && s.confirmedW >= lastmodProven && s.refutedW <= lastmodMaxFalse*(s.confirmedW+s.refutedW)
+	round := s.rounds + s.read // the samples move on each round
+	if proven {
+		s.readsVisited = true
+	}
 	c.mu.Unlock()
 	// A ResourceSync change list says what changed, never what did not;
 	// its entries are of its own host only, as a sitemap's.
@@ -694,18 +710,29 @@ func (c *Crawler) judgeLastmod(h *host, st *URLState, changed bool, lastMod, now
 	if claim == claimStill && changed && !lastMod.IsZero() && lastMod.After(s.readAt.Add(-time.Second)) {
 		return // it changed after the sitemap said it had not: no verdict
 	}
+	w := c.claimWeight(st, claim, changed, lastMod, s.readAt, now)
 	if changed == (claim == claimChanged) {
 		s.confirmed++
+		s.confirmedW += w
 		c.lastmodConfirmed.Add(1)
 		return
 	}
 	s.refuted++
+	s.refutedW += w
 	c.lastmodRefuted.Add(1)
-	if s.refuted >= lastmodDistrustAfter && float64(s.refuted) > lastmodMaxFalse*float64(s.confirmed+s.refuted) {
+	if s.refuted >= lastmodDistrustAfter && s.refutedW > lastmodMaxFalse*(s.confirmedW+s.refutedW) {
 		s.distrustUntil = now.Add(lastmodDistrustFor)
-		s.confirmed, s.refuted = 0, 0 // judged afresh when the day is over
-		// What its word put off or recorded is polled again now.
+		s.confirmed, s.refuted, s.confirmedW, s.refutedW = 0, 0, 0, 0 // judged afresh when the day is over
+		// What its word put off or recorded is polled again now, and
+		// what the pages' change rates learnt from it (a read of an
+		// unchanged date counted as a visit that found no change) is
+		// forgotten: they are learnt again from polls.
+		forget := s.readsVisited
+		s.readsVisited = false
 		for _, q := range slices.Clone(h.queue.items) {
+			if forget {
+				q.Rate = revisit.Rate{}
+			}
 			if q != st {
 				c.f.setDue(q, now)
 			}
@@ -733,4 +760,35 @@ func (c *Crawler) SignalStats() SignalStats {
 		}
 	}
 	return s
+}
+
+// claimWeight is how much a verdict on a lastmod claim tells of the
+// host's honesty. A claimed change, found or not, tells all. A claim that
+// a page did not change, confirmed, tells only as much as the page was
+// likely to change in the time the claim spoke for (from the last look to
+// the sitemap's read; by the page's change rate): a frozen sitemap's
+// "unchanged" is true of a page looked at a minute before. Refuted
+// without a Last-Modified to date the change, it tells the share of the
+// time since the last look that the claim covered: the change may have
+// come after the read. c.mu held.
+func (c *Crawler) claimWeight(st *URLState, claim uint8, changed bool, lastMod, readAt, now time.Time) float64 {
+	if claim != claimStill || st.Seen == 0 {
+		return 1
+	}
+	last := time.UnixMilli(st.Seen)
+	span := readAt.Sub(last)
+	if span <= 0 {
+		return 0
+	}
+	if changed {
+		if !lastMod.IsZero() || !now.After(last) {
+			return 1
+		}
+		return min(1, span.Seconds()/now.Sub(last).Seconds())
+	}
+	rate, ok := st.Rate.Estimate()
+	if !ok {
+		return 0.5
+	}
+	return 1 - math.Exp(-rate*span.Seconds())
 }

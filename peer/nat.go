@@ -3,6 +3,8 @@ package peer
 import (
 	"context"
 	"fmt"
+	"log/slog"
+	"net"
 	"slices"
 	"sync"
 	"time"
@@ -18,6 +20,7 @@ import (
 	relayv2 "github.com/libp2p/go-libp2p/p2p/protocol/circuitv2/relay"
 	"github.com/libp2p/go-libp2p/p2p/protocol/holepunch"
 	ma "github.com/multiformats/go-multiaddr"
+	manet "github.com/multiformats/go-multiaddr/net"
 )
 
 // Reachability settings of P2PConfig.Reachability.
@@ -150,6 +153,7 @@ func relaysFrom(h func() host.Host) func(ctx context.Context, num int) <-chan pe
 // natTracker follows what the NAT machinery does: reachability verdicts,
 // hole punches, the peers a hole punch connected.
 type natTracker struct {
+	log            *slog.Logger
 	mu             sync.Mutex
 	reach          network.Reachability
 	reachable      []string // addresses AutoNAT v2 found reachable
@@ -171,7 +175,9 @@ type HolePunchStats struct {
 	LastError      string `json:"last_error,omitempty"`
 }
 
-func newNATTracker() *natTracker { return &natTracker{punched: map[peer.ID]bool{}} }
+func newNATTracker(lg *slog.Logger) *natTracker {
+	return &natTracker{log: lg, punched: map[peer.ID]bool{}}
+}
 
 // Trace is holepunch.EventTracer.
 func (t *natTracker) Trace(evt *holepunch.Event) {
@@ -214,6 +220,9 @@ func (t *natTracker) watch(ctx context.Context, h host.Host) error {
 				t.mu.Lock()
 				switch e := e.(type) {
 				case event.EvtLocalReachabilityChanged:
+					if e.Reachability != t.reach {
+						t.log.Info("reachability verdict", "reachability", reachabilityName(e.Reachability), "was", reachabilityName(t.reach))
+					}
 					t.reach = e.Reachability
 				case event.EvtHostReachableAddrsChanged:
 					t.reachable, t.unreachable = addrStrings(e.Reachable), addrStrings(e.Unreachable)
@@ -239,11 +248,14 @@ func addrStrings(as []ma.Multiaddr) []string {
 type NATStatus struct {
 	// Reachability is "public", "private" or "unknown": what AutoNAT
 	// found, or what --reachability forced (Forced).
-	Reachability string   `json:"reachability"`
-	Forced       bool     `json:"forced,omitempty"`
-	Reachable    []string `json:"reachable_addrs,omitempty"`   // AutoNAT v2's verdicts per address
-	Unreachable  []string `json:"unreachable_addrs,omitempty"` //
-	DHTMode      string   `json:"dht_mode,omitempty"`          // "server" or "client"; empty without a DHT
+	Reachability string `json:"reachability"`
+	Forced       bool   `json:"forced,omitempty"`
+	// Why says how the verdict was reached when AutoNAT did not reach it
+	// ("no public address": auto on a machine behind NAT).
+	Why         string   `json:"why,omitempty"`
+	Reachable   []string `json:"reachable_addrs,omitempty"`   // AutoNAT v2's verdicts per address
+	Unreachable []string `json:"unreachable_addrs,omitempty"` //
+	DHTMode     string   `json:"dht_mode,omitempty"`          // "server" or "client"; empty without a DHT
 	// Relays are the relays this peer holds a slot on (its /p2p-circuit
 	// addresses), by peer ID.
 	Relays       []string       `json:"relays,omitempty"`
@@ -264,8 +276,10 @@ func (n *p2pNode) natStatus() NATStatus {
 	st := NATStatus{Reachability: reachabilityName(t.reach), Reachable: t.reachable, Unreachable: t.unreachable, HolePunches: t.punches}
 	st.HolePunches.LastError = t.lastPunchError
 	t.mu.Unlock()
-	switch n.cfg.Reachability {
-	case ReachabilityPublic, ReachabilityPrivate:
+	switch {
+	case n.reachWhy != "":
+		st.Reachability, st.Why = n.cfg.Reachability, n.reachWhy
+	case n.cfg.Reachability == ReachabilityPublic, n.cfg.Reachability == ReachabilityPrivate:
 		st.Reachability, st.Forced = n.cfg.Reachability, true
 	}
 	st.RelayService = n.cfg.RelayService
@@ -510,3 +524,49 @@ func (n *p2pNode) canPunch(id peer.ID) bool {
 
 // connected tells whether the host has any connection to id.
 func (n *p2pNode) connected(id peer.ID) bool { return len(n.host.Network().ConnsToPeer(id)) > 0 }
+
+// noPublicAddress is the reason auto reachability is taken as private
+// from the start (P2PConfig.Reachability).
+const noPublicAddress = "no public address on this machine: behind NAT (forward a port and use --reachability public)"
+
+// resolveReachability turns auto into private when no listen address is
+// public: AutoNAT tests only addresses a peer has, and the address a NAT
+// maps becomes one only after several peers have seen it (go-libp2p's
+// observed-address threshold), which a small community whose one public
+// peer is its relay never gives. Left unknown, the peer would never ask
+// a relay for a slot, and no one could reach it. A loopback or LAN
+// community (AllowPrivate) keeps auto. It returns why, or "".
+func resolveReachability(cfg *P2PConfig, ifaceAddrs func() ([]net.Addr, error)) string {
+	if cfg.Reachability != ReachabilityAuto || cfg.AllowPrivate {
+		return ""
+	}
+	for _, s := range cfg.ListenAddrs {
+		a, err := ma.NewMultiaddr(s)
+		if err != nil {
+			return ""
+		}
+		ip, err := manet.ToIP(a)
+		if err != nil {
+			return "" // a name or a transport without an IP: let AutoNAT tell
+		}
+		if !ip.IsUnspecified() {
+			if manet.IsPublicAddr(a) {
+				return ""
+			}
+			continue
+		}
+		addrs, err := ifaceAddrs()
+		if err != nil {
+			return ""
+		}
+		for _, ia := range addrs {
+			if n, ok := ia.(*net.IPNet); ok && (ip.To4() == nil) == (n.IP.To4() == nil) {
+				if m, err := manet.FromIP(n.IP); err == nil && manet.IsPublicAddr(m) {
+					return ""
+				}
+			}
+		}
+	}
+	cfg.Reachability = ReachabilityPrivate
+	return noPublicAddress
+}

@@ -188,3 +188,37 @@ func TestMergeThroughARelayInPieces(t *testing.T) {
 		t.Errorf("b's connection to a is %q", conn)
 	}
 }
+
+// On a machine behind NAT (no public address on its interfaces), auto
+// reachability is private from the start, so the peer asks for a relay
+// slot at once; a public interface, an explicit setting or a LAN
+// community (AllowPrivate) leave it as it was.
+func TestAutoReachabilityBehindNAT(t *testing.T) {
+	lan := func() ([]net.Addr, error) {
+		return []net.Addr{&net.IPNet{IP: net.ParseIP("127.0.0.1"), Mask: net.CIDRMask(8, 32)},
+			&net.IPNet{IP: net.ParseIP("192.168.1.2"), Mask: net.CIDRMask(24, 32)}}, nil
+	}
+	public := func() ([]net.Addr, error) {
+		return []net.Addr{&net.IPNet{IP: net.ParseIP("192.168.1.2"), Mask: net.CIDRMask(24, 32)},
+			&net.IPNet{IP: net.ParseIP("1.2.0.11"), Mask: net.CIDRMask(24, 32)}}, nil
+	}
+	for _, c := range []struct {
+		name   string
+		cfg    P2PConfig
+		ifaces func() ([]net.Addr, error)
+		want   string
+	}{
+		{"a LAN address", P2PConfig{Reachability: ReachabilityAuto, ListenAddrs: []string{"/ip4/192.168.1.2/tcp/0"}}, lan, ReachabilityPrivate},
+		{"all interfaces, none public", P2PConfig{Reachability: ReachabilityAuto, ListenAddrs: []string{"/ip4/0.0.0.0/udp/0/quic-v1"}}, lan, ReachabilityPrivate},
+		{"all interfaces, one public", P2PConfig{Reachability: ReachabilityAuto, ListenAddrs: []string{"/ip4/0.0.0.0/udp/0/quic-v1"}}, public, ReachabilityAuto},
+		{"a public address", P2PConfig{Reachability: ReachabilityAuto, ListenAddrs: []string{"/ip4/1.2.0.11/tcp/4001"}}, lan, ReachabilityAuto},
+		{"set public", P2PConfig{Reachability: ReachabilityPublic, ListenAddrs: []string{"/ip4/192.168.1.2/tcp/0"}}, lan, ReachabilityPublic},
+		{"a LAN community", P2PConfig{Reachability: ReachabilityAuto, AllowPrivate: true, ListenAddrs: []string{"/ip4/127.0.0.1/tcp/0"}}, lan, ReachabilityAuto},
+	} {
+		cfg := c.cfg
+		why := resolveReachability(&cfg, c.ifaces)
+		if cfg.Reachability != c.want || (why != "") != (c.want != c.cfg.Reachability) {
+			t.Errorf("%s: %s (%q), want %s", c.name, cfg.Reachability, why, c.want)
+		}
+	}
+}

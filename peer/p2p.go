@@ -164,6 +164,9 @@ type p2pNode struct {
 	bw    *metrics.BandwidthCounter
 	nat   *natTracker
 	stop  context.CancelFunc // of the NAT event watch
+	// reachWhy says why auto reachability was taken as private at start
+	// (resolveReachability); "" otherwise.
+	reachWhy string
 
 	mu      sync.Mutex
 	clients map[peer.ID]*http.Client
@@ -277,7 +280,11 @@ func newP2PNode(cfg P2PConfig, share http.Handler, lg *slog.Logger) (*p2pNode, e
 	if !cfg.AllowPrivate {
 		opts = append(opts, libp2p.ConnectionGater(publicGater{}))
 	}
-	tr := newNATTracker()
+	reachWhy := resolveReachability(&cfg, net.InterfaceAddrs)
+	if reachWhy != "" {
+		lg.Info("reachability: private", "why", reachWhy)
+	}
+	tr := newNATTracker(lg)
 	var built atomic.Pointer[host.Host] // for AutoRelay's peer source, which runs once the host does
 	natOpts, err := natOptions(&cfg, tr, relaysFrom(func() host.Host {
 		if h := built.Load(); h != nil {
@@ -303,7 +310,7 @@ func newP2PNode(cfg P2PConfig, share http.Handler, lg *slog.Logger) (*p2pNode, e
 		h.Close()
 		return nil, fmt.Errorf("peer: libp2p events: %w", err)
 	}
-	n := &p2pNode{cfg: cfg, host: h, log: lg, bw: bw, nat: tr, stop: stop, clients: map[peer.ID]*http.Client{},
+	n := &p2pNode{cfg: cfg, host: h, log: lg, bw: bw, nat: tr, stop: stop, reachWhy: reachWhy, clients: map[peer.ID]*http.Client{},
 		relayed: map[peer.ID]int{}, noPunch: map[peer.ID]time.Time{}, lastRelayed: map[peer.ID]time.Time{}, serveDone: make(chan struct{})}
 	n.http = &libp2phttp.Host{StreamHost: headerDeadlineHost{Host: h, limited: n.relayAllowed}}
 	n.http.SetHTTPHandlerAtPath(ShareProtocol, "/", withDeadlines(share))

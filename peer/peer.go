@@ -318,12 +318,31 @@ func (p *Peer) PeerID() string {
 	return p.p2p.ID().String()
 }
 
-// P2PAddrs are the peer's libp2p addresses, each ending in /p2p/<id>.
+// P2PAddrs are the peer's libp2p addresses, each ending in /p2p/<id>:
+// those it announces (public ones and relay circuits, unless
+// AllowPrivate).
 func (p *Peer) P2PAddrs() []string {
 	if p.p2p == nil {
 		return nil
 	}
 	return p.p2p.Addrs()
+}
+
+// P2PListenAddrs are the addresses the libp2p host listens on, announced
+// or not.
+func (p *Peer) P2PListenAddrs() []string {
+	if p.p2p == nil {
+		return nil
+	}
+	return addrStrings(p.p2p.host.Network().ListenAddresses())
+}
+
+// NAT is how the peer is reached; false without libp2p.
+func (p *Peer) NAT() (NATStatus, bool) {
+	if p.p2p == nil {
+		return NATStatus{}, false
+	}
+	return p.p2p.natStatus(), true
 }
 
 // CID is what this peer writes as the observer of the events it polls.

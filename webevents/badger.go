@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strconv"
 	"sync"
 	"time"
@@ -32,12 +34,13 @@ type BadgerOptions struct {
 	// 10 minutes.
 	GCInterval time.Duration
 	// MemTableSize is the size of each of Badger's two memtables; 0 means
-	// 32 MiB. 16 MiB halves that memory but merges about 25% slower
-	// (docs/performance.md).
+	// 32 MiB where the disk has room (the value logs then take 64 MiB
+	// files), and less on a small disk (storeSizes). 16 MiB halves that
+	// memory but merges about 25% slower (docs/performance.md).
 	MemTableSize int64
 	// MinFreeBytes is the free disk space below which writes are refused
 	// with ErrNoSpace; 0 means room for a new value log and memtable log
-	// as Badger maps them, and 16 MiB (208 MiB with the defaults);
+	// as Badger maps them, and some slack (208 MiB with the full sizes);
 	// negative means never.
 	MinFreeBytes int64
 }
@@ -74,10 +77,31 @@ func OpenBadger(dir string, o BadgerOptions) (*BadgerStore, error) {
 	if lg == nil {
 		lg = slog.Default()
 	}
-	mt := o.MemTableSize
-	if mt <= 0 {
-		mt = 32 << 20
+	var lock io.Closer = nopCloser{}
+	if !o.InMemory {
+		var err error
+		if lock, err = lockDir(dir); err != nil {
+			return nil, err
+		}
 	}
+	sz := storeSizes{memtable: 32 << 20, vlog: 64 << 20, slack: 16 << 20}
+	if o.MemTableSize > 0 {
+		sz.memtable = o.MemTableSize
+	} else if g := newSpaceGuard(dir, 0); !o.InMemory && g.free != nil {
+		if free, err := g.free(dir); err == nil {
+			var fits bool
+			if sz, fits = sizesFor(free); !fits && !hasManifest(dir) {
+				lock.Close()
+				return nil, fmt.Errorf("%w: %s has %d MiB free; a new store needs at least %d MiB (Badger maps its write-ahead and value logs at twice their size, and the events need room of their own)",
+					ErrNoSpace, dir, free>>20, minStoreFree>>20)
+			}
+			if sz.memtable < 32<<20 {
+				lg.Info("a small disk: the store's logs made smaller to fit", "free_mib", free>>20,
+					"memtable_mib", sz.memtable>>20, "vlog_file_mib", sz.vlog>>20)
+			}
+		}
+	}
+	mt := sz.memtable
 	// Options that keep memory small on a 2-core machine: with Badger's
 	// defaults a probe writing 900k values of 1 KB peaked above 2 GB
 	// (docs/architecture.md, "Store").
@@ -90,17 +114,11 @@ func OpenBadger(dir string, o BadgerOptions) (*BadgerStore, error) {
 		WithNumLevelZeroTablesStall(4).
 		WithBlockCacheSize(8 << 20).
 		WithIndexCacheSize(8 << 20).
-		WithValueLogFileSize(64 << 20).
+		WithValueLogFileSize(sz.vlog).
 		WithValueThreshold(1 << 10).
 		WithDetectConflicts(false) // writers are serialised by BadgerStore.mu
-	var lock io.Closer = nopCloser{}
 	if o.InMemory {
 		opts = opts.WithDir("").WithValueDir("").WithInMemory(true)
-	} else {
-		var err error
-		if lock, err = lockDir(dir); err != nil {
-			return nil, err
-		}
 	}
 	db, err := badger.Open(opts)
 	if err != nil {
@@ -112,7 +130,7 @@ func OpenBadger(dir string, o BadgerOptions) (*BadgerStore, error) {
 		if need == 0 {
 			// Badger maps a value log at twice its file size and a
 			// memtable's log at twice the memtable.
-			need = 2*opts.ValueLogFileSize + 2*mt + 16<<20
+			need = sz.need()
 		}
 		s.space = newSpaceGuard(dir, uint64(need))
 		if err := s.space.check(); err != nil && !errors.Is(err, ErrNoSpace) {
@@ -875,3 +893,39 @@ func (b badgerLogger) Warningf(f string, a ...any) {
 }
 func (badgerLogger) Infof(string, ...any)  {}
 func (badgerLogger) Debugf(string, ...any) {}
+
+// storeSizes are Badger's memtable and value-log file sizes, and the
+// slack a write needs beyond the room for a new pair of their logs.
+type storeSizes struct{ memtable, vlog, slack int64 }
+
+// minStoreFree is the least free space a new store starts on: twice what
+// its smallest logs need (1 MiB memtables, 2 MiB value-log files).
+const minStoreFree = 2 * (2*(2<<20) + 2*(1<<20) + 1<<20)
+
+// sizesFor scales the store's logs to a disk with free bytes: the full
+// sizes (32 MiB memtables, 64 MiB value-log files, 208 MiB to grow) where
+// that reserve is at most half the room, else smaller, so that the
+// reserve stays under about 40% of it (an SD card, a small volume),
+// down to 1 MiB memtables. fits is false below minStoreFree.
+func sizesFor(free uint64) (sz storeSizes, fits bool) {
+	full := storeSizes{memtable: 32 << 20, vlog: 64 << 20, slack: 16 << 20}
+	if free >= 2*uint64(full.need()) {
+		return full, true
+	}
+	mt := int64(1 << 20)
+	for mt*2 <= full.memtable && uint64(mt*2)*16 <= free {
+		mt *= 2
+	}
+	sz = storeSizes{memtable: mt, vlog: 2 * mt, slack: max(1<<20, mt/2)}
+	return sz, free >= minStoreFree
+}
+
+// need is the free space a write needs: room for a new value log and
+// memtable log as Badger maps them (twice their size), and the slack.
+func (sz storeSizes) need() int64 { return 2*sz.vlog + 2*sz.memtable + sz.slack }
+
+// hasManifest says whether dir holds a store already.
+func hasManifest(dir string) bool {
+	_, err := os.Stat(filepath.Join(dir, "MANIFEST"))
+	return err == nil
+}

@@ -55,3 +55,25 @@ func TestDayLogOfOneEventPerKey(t *testing.T) {
 		t.Fatalf("from inside the second old entry: %v, %v", got, err)
 	}
 }
+
+func TestSizesFor(t *testing.T) {
+	for _, c := range []struct {
+		free         uint64
+		memtable     int64
+		fits         bool
+		maxNeedShare float64
+	}{
+		{10 << 30, 32 << 20, true, 0.05},
+		{416 << 20, 32 << 20, true, 0.5},
+		{300 << 20, 16 << 20, true, 0.4},
+		{100 << 20, 4 << 20, true, 0.4},
+		{32 << 20, 2 << 20, true, 0.5},
+		{14 << 20, 0, true, 0.6},
+		{6 << 20, 0, false, 2},
+	} {
+		sz, fits := sizesFor(c.free)
+		if fits != c.fits || c.memtable != 0 && sz.memtable != c.memtable || float64(sz.need()) > c.maxNeedShare*float64(c.free) {
+			t.Errorf("%d MiB free: memtable %d MiB, need %d MiB, fits %v", c.free>>20, sz.memtable>>20, sz.need()>>20, fits)
+		}
+	}
+}

@@ -221,7 +221,7 @@ func measureSitemaps(ctx context.Context, args []string, out io.Writer) error {
 		return usagef("unexpected argument %q", pos[0])
 	}
 	c.Progress = out
-	fmt.Fprintf(out, "three copies of one web crawled at once: plain polling, honest sitemaps, lying sitemaps; %v in all\n", c.Warmup+c.Measure)
+	fmt.Fprintf(out, "five copies of one web crawled at once: plain polling, honest sitemaps, lying sitemaps (every page dated now), honest but for the first host's (dated now, or dates that never move); %v in all\n", c.Warmup+c.Measure)
 	runs, err := measure.Sitemaps(ctx, c)
 	if err != nil {
 		return err

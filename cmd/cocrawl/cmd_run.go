@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -279,9 +280,16 @@ func (o *runOptions) printStart(out io.Writer, p *peer.Peer, base, admin string,
 		if o.noDHT {
 			dht = "no DHT"
 		}
-		fmt.Fprintf(out, "libp2p peer ID %s (%s); listening on:\n", id, dht)
-		for _, a := range p.P2PAddrs() {
-			fmt.Fprintf(out, "  %s\n", a)
+		fmt.Fprintf(out, "libp2p peer ID %s (%s); listening on %s\n", id, dht, strings.Join(p.P2PListenAddrs(), " "))
+		announced := p.P2PAddrs()
+		if len(announced) == 0 {
+			fmt.Fprintln(out, "  none of them announced (not public); a relay circuit address will be, once a relay gives a slot")
+		}
+		for _, a := range announced {
+			fmt.Fprintf(out, "  announced: %s\n", a)
+		}
+		if nat, ok := p.NAT(); ok {
+			fmt.Fprintf(out, "reachability: %s\n", reachabilityPlan(nat))
 		}
 	}
 	fmt.Fprintf(out, "%d seeds, %d URLs and %d peers resumed from %s; Ctrl-C stops\n", len(o.seeds), known, len(p.Peers()), o.data)
@@ -300,10 +308,25 @@ func superviseRun(ctx context.Context, p *peer.Peer, serveErr <-chan error, ever
 		defer t.Stop()
 		tick = t.C
 	}
+	// The reachability verdict and the relays held, printed when they
+	// change (AutoNAT decides after the start-up lines).
+	natTick := time.NewTicker(2 * time.Second)
+	defer natTick.Stop()
+	lastNAT := ""
+	if n, ok := p.NAT(); ok {
+		lastNAT = natLine(n)
+	}
 	var runErr error
 loop:
 	for {
 		select {
+		case <-natTick.C:
+			if n, ok := p.NAT(); ok {
+				if l := natLine(n); l != lastNAT {
+					fmt.Fprintln(out, l)
+					lastNAT = l
+				}
+			}
 		case runErr = <-done:
 			break loop
 		case err := <-serveErr:
@@ -379,4 +402,28 @@ func sortedKeys(m map[string]float64) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// reachabilityPlan says what the peer does about its reachability, for
+// the start-up lines.
+func reachabilityPlan(n peer.NATStatus) string {
+	switch {
+	case n.Reachability == peer.ReachabilityPrivate && n.Why != "":
+		return "private, " + n.Why + ": the peer asks the community's relays for a slot, is reached through them, then directly by hole punching"
+	case n.Reachability == peer.ReachabilityPrivate:
+		return "private (--reachability): the peer asks the community's relays for a slot, is reached through them, then directly by hole punching"
+	case n.Forced:
+		return "public (--reachability): the DHT serves and peers dial this peer directly"
+	}
+	return "not known yet: AutoNAT asks the community's peers to dial back; until they decide the DHT serves and no relay slot is asked for (the verdict is logged)"
+}
+
+// natLine is the reachability verdict and the relays held, as printed
+// when they change.
+func natLine(n peer.NATStatus) string {
+	relays := "no relay slot"
+	if len(n.Relays) > 0 {
+		relays = "a relay slot on " + strings.Join(n.Relays, ", ")
+	}
+	return fmt.Sprintf("reachability %s, DHT %s, %s", n.Reachability, cmp.Or(n.DHTMode, "off"), relays)
 }

@@ -122,6 +122,7 @@ func (n *netns) remove() {
 // natPeer is a `cocrawl run` in a namespace.
 type natPeer struct {
 	ns, data string
+	api      string // the API's base URL inside the namespace
 	cmd      *exec.Cmd
 	mu       sync.Mutex
 	out      []string
@@ -132,7 +133,12 @@ func startNATPeer(t *testing.T, n *netns, ns, data string, args ...string) *natP
 	t.Helper()
 	full := append([]string{"netns", "exec", n.name(ns), binary, "run", "--data", data, "--listen", "127.0.0.1:8470",
 		"--community", "nat", "--log-level", "warn", "--status-every", "0"}, args...)
-	p := &natPeer{ns: ns, data: data, cmd: exec.Command("ip", full...), done: make(chan struct{})}
+	p := &natPeer{ns: ns, data: data, api: "http://127.0.0.1:8470", cmd: exec.Command("ip", full...), done: make(chan struct{})}
+	for i, a := range args {
+		if a == "--listen" && i+1 < len(args) && !strings.HasPrefix(args[i+1], "127.") {
+			p.api = "http://127.0.0.1:8471" // the admin side of a LAN --listen
+		}
+	}
 	pr, pw := io.Pipe()
 	p.cmd.Stdout, p.cmd.Stderr = pw, pw
 	if err := p.cmd.Start(); err != nil {
@@ -184,7 +190,7 @@ func (p *natPeer) stop() {
 
 // table asks the peer's API (inside its namespace) for its peer table.
 func (p *natPeer) table(n *netns) []peer.Record {
-	out, err := exec.Command("ip", "netns", "exec", n.name(p.ns), binary, "peers", "--api", "http://127.0.0.1:8470", "--json").Output()
+	out, err := exec.Command("ip", "netns", "exec", n.name(p.ns), binary, "peers", "--api", p.api, "--json").Output()
 	if err != nil {
 		return nil
 	}
@@ -277,7 +283,7 @@ func TestNATHomePeersMergeEachOther(t *testing.T) {
 		if !ok {
 			// What the home peers saw, for the log.
 			for _, h := range []*natPeer{h1, h2} {
-				out, _ := exec.Command("ip", "netns", "exec", n.name(h.ns), binary, "peers", "--api", "http://127.0.0.1:8470").CombinedOutput()
+				out, _ := exec.Command("ip", "netns", "exec", n.name(h.ns), binary, "peers", "--api", h.api).CombinedOutput()
 				h.mu.Lock()
 				t.Logf("%s:\n%s\n%s", h.ns, out, strings.Join(h.out, "\n"))
 				h.mu.Unlock()
@@ -367,4 +373,49 @@ func TestNATMergeThroughput(t *testing.T) {
 		t.Logf("%s: %d events, %d bytes in %d merges; %.1f s from the first piece to the last; %.0f KB/s, %.0f events/s; connection %q",
 			arm.name, row.Gained, row.Bytes, row.Merges, span, float64(row.Bytes)/span/1000, float64(row.Gained)/span, row.Connection)
 	}
+}
+
+// Issue 32, item 1: two home peers on the defaults, as a user starts them
+// (--listen on the LAN address, the public peer as bootstrap, and mirror
+// mode, as these homes crawl no site of their own; reachability and
+// libp2p addresses left to the defaults): the one public peer of the
+// community is its relay. Each must
+// reach a verdict on its reachability, find the relay and merge the
+// other's events.
+func TestNATHomePeersOnDefaults(t *testing.T) {
+	n, id, relayAddr := natWorld(t)
+	home := func(ns, lan, cid string) *natPeer {
+		return startNATPeer(t, n, ns, homeData(t, cid, natRecords), "--listen", lan+":8470", "--bootstrap", relayAddr, "--mode", "mirror")
+	}
+	start := time.Now()
+	h1, h2 := home("h1", "192.168.1.2", "home1:1 h1"), home("h2", "192.168.2.2", "home2:1 h2")
+	defer h1.stop()
+	defer h2.stop()
+	for _, h := range []*natPeer{h1, h2} {
+		if l := h.line(t, "reachability:"); !strings.Contains(l, "private") {
+			t.Errorf("%s: %s", h.ns, l)
+		}
+	}
+	ok := false
+	var g1, g2 int64
+	var c1, c2 string
+	for time.Since(start) < 4*time.Minute {
+		g1, c1 = otherHome(h1.table(n), id)
+		g2, c2 = otherHome(h2.table(n), id)
+		if g1 >= natRecords && g2 >= natRecords {
+			ok = true
+			break
+		}
+		time.Sleep(time.Second)
+	}
+	for _, h := range []*natPeer{h1, h2} {
+		out, _ := exec.Command("ip", "netns", "exec", n.name(h.ns), binary, "peers", "--api", h.api).CombinedOutput()
+		h.mu.Lock()
+		t.Logf("%s:\n%s\n%s", h.ns, out, strings.Join(h.out, "\n"))
+		h.mu.Unlock()
+	}
+	if !ok {
+		t.Fatalf("after %v: home 1 gained %d of the other's events (%s), home 2 %d (%s)", time.Since(start).Round(time.Second), g1, c1, g2, c2)
+	}
+	t.Logf("both homes merged each other's %d events in %v (connections %q, %q)", natRecords, time.Since(start).Round(time.Second), c1, c2)
 }

@@ -232,14 +232,24 @@ func (j *updateJudge) kind(u string) *EventsKind {
 // the first read's).
 func (j *updateJudge) pollOf(e webevents.Event) int {
 	ls := j.looks[e.URL]
-	i := sort.Search(len(ls), func(i int) bool { return ls[i].end > e.LPD }) - 1
-	for ; i >= 0 && ls[i].end == e.LPD; i-- {
-		k := i
-		for k+1 < len(ls) && ls[k].reread {
-			k++
-		}
-		if ls[k].version > 0 || e.Stat == webevents.Delete {
-			return k
+	last := sort.Search(len(ls), func(i int) bool { return ls[i].end > e.LPD }) - 1
+	fits := func(k int) bool { return ls[k].version > 0 || e.Stat == webevents.Delete }
+	// A look of its own first, then the second of two reads, then the
+	// first (the poll after it was another: a spot-check, a sample).
+	for pass := 0; pass < 3; pass++ {
+		for i := last; i >= 0 && ls[i].end == e.LPD; i-- {
+			k := i
+			switch {
+			case pass == 0 && ls[i].reread, pass > 0 && !ls[i].reread:
+				continue
+			case pass == 1:
+				for k+1 < len(ls) && ls[k].reread {
+					k++
+				}
+			}
+			if fits(k) {
+				return k
+			}
 		}
 	}
 	return -1

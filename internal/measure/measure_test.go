@@ -131,7 +131,7 @@ func TestRevisitsReport(t *testing.T) {
 	}
 }
 
-// The sitemap experiment runs its three arms and reports each (a short
+// The sitemap experiment runs its five arms and reports each (a short
 // run: the mechanics, not the figures).
 func TestSitemapsReport(t *testing.T) {
 	cfg := SitemapConfig{Hosts: 1, Pages: 20, ChangeEvery: 5 * time.Second, Delay: 10 * time.Millisecond, SitemapEvery: 500 * time.Millisecond,
@@ -143,7 +143,7 @@ func TestSitemapsReport(t *testing.T) {
 	var b strings.Builder
 	PrintSitemaps(&b, cfg, runs)
 	t.Log("\n" + b.String())
-	if len(runs) != 3 {
+	if len(runs) != 5 {
 		t.Fatalf("%d arms", len(runs))
 	}
 	for _, r := range runs {

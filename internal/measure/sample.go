@@ -18,9 +18,17 @@ type sampled struct {
 	store *webevents.MemStore
 	fresh float64 // summed over the samples after the warm-up
 	n     int
+	// first and rest sum the freshness of the web's first host and of
+	// the others, when byHost is set.
+	byHost      bool
+	first, rest float64
 }
 
 func (s *sampled) mean() float64 { return s.fresh / float64(max(s.n, 1)) }
+
+// firstMean and restMean are the first host's and the others' means.
+func (s *sampled) firstMean() float64 { return s.first / float64(max(s.n, 1)) }
+func (s *sampled) restMean() float64  { return s.rest / float64(max(s.n, 1)) }
 
 // sampleFreshness samples every arm's freshness (freshShare) each 250 ms
 // until warmup+measure has passed, summing the samples after the warm-up;
@@ -45,6 +53,11 @@ func sampleFreshness(ctx context.Context, arms []*sampled, warmup, measure time.
 		if measuring {
 			for _, a := range arms {
 				a.fresh += freshShare(a.web, a.store)
+				if a.byHost {
+					f, r := freshFirstHost(a.web, a.store)
+					a.first += f
+					a.rest += r
+				}
 				a.n++
 			}
 		}
@@ -60,4 +73,23 @@ func sampleFreshness(ctx context.Context, arms []*sampled, warmup, measure time.
 			return nil
 		}
 	}
+}
+
+// freshFirstHost is freshShare of the web's first host's pages, and of
+// the other hosts'.
+func freshFirstHost(w *testweb.Web, store *webevents.MemStore) (first, rest float64) {
+	truth := w.Truth()
+	prefix := w.Hosts()[0].URL + "/"
+	var n, fresh [2]int
+	for u := range w.Rates() {
+		i := 1
+		if strings.HasPrefix(u, prefix) {
+			i = 0
+		}
+		n[i]++
+		if e, ok, err := store.Get(u); err == nil && ok && e.Stat != webevents.Delete && e.ETag == truth[u].ETag {
+			fresh[i]++
+		}
+	}
+	return float64(fresh[0]) / float64(max(n[0], 1)), float64(fresh[1]) / float64(max(n[1], 1))
 }

@@ -59,7 +59,10 @@ type SitemapRun struct {
 	Requests  int64   // polls and sitemap reads
 	Changes   int64   // updates, creations and deletions the crawler found
 	Freshness float64 // time-averaged share of pages held as they are
-	Signals   crawl.SignalStats
+	// FirstHost and OtherHosts split Freshness: the first host (the liar
+	// in the one-liar arms) and the rest.
+	FirstHost, OtherHosts float64
+	Signals               crawl.SignalStats
 }
 
 // PerChange is requests per detected change.
@@ -70,10 +73,12 @@ func (r SitemapRun) PerChange() float64 {
 	return float64(r.Requests) / float64(r.Changes)
 }
 
-// Sitemaps crawls three copies of one testweb at once, each page changing
+// Sitemaps crawls five copies of one testweb at once, each page changing
 // at the same mean rate: without sitemaps (plain polling), with honest
-// sitemaps, and with sitemaps that date every page now. It reports each
-// arm's requests per detected change and time-averaged freshness.
+// sitemaps, with sitemaps that date every page now, and with honest
+// sitemaps but for the first host's, which dates every page now or never
+// moves its dates. It reports each arm's requests per detected change
+// and time-averaged freshness, the first host's apart.
 func Sitemaps(ctx context.Context, cfg SitemapConfig) ([]SitemapRun, error) {
 	cfg.defaults()
 	ctx, cancel := context.WithCancel(ctx)
@@ -84,19 +89,21 @@ func Sitemaps(ctx context.Context, cfg SitemapConfig) ([]SitemapRun, error) {
 		start crawl.Stats
 		sig   crawl.SignalStats
 	}
-	arms := []*arm{{sampled: sampled{name: "plain polling"}}, {sampled: sampled{name: "honest sitemaps"}}, {sampled: sampled{name: "lying sitemaps"}}}
-	modes := []testweb.SitemapMode{testweb.NoSitemap, testweb.SitemapHonest, testweb.SitemapLying}
+	arms := []*arm{{sampled: sampled{name: "plain polling"}}, {sampled: sampled{name: "honest sitemaps"}}, {sampled: sampled{name: "lying sitemaps"}},
+		{sampled: sampled{name: "one liar (now)"}}, {sampled: sampled{name: "one liar (frozen)"}}}
+	modes := []testweb.SitemapMode{testweb.NoSitemap, testweb.SitemapHonest, testweb.SitemapLying, testweb.SitemapHonest, testweb.SitemapHonest}
+	liars := []testweb.SitemapMode{0, 0, 0, testweb.SitemapLying, testweb.SitemapFrozen}
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	defer cancel()
 	for i, a := range arms {
 		w, err := testweb.Start(testweb.Config{Hosts: cfg.Hosts, PagesPerHost: cfg.Pages, UpdateRate: 1 / cfg.ChangeEvery.Seconds(),
-			CrossLinks: -1, RobotsEvery: 1, Sitemap: modes[i], Seed: cfg.Seed})
+			CrossLinks: -1, RobotsEvery: 1, Sitemap: modes[i], Seed: cfg.Seed, SitemapLiars: min(int(liars[i]), 1), LiarSitemap: liars[i]})
 		if err != nil {
 			return nil, err
 		}
 		defer w.Close()
-		a.web, a.store = w, webevents.NewMemStore()
+		a.web, a.store, a.byHost = w, webevents.NewMemStore(), true
 		a.c, err = crawl.New(crawl.Config{
 			Seeds: w.Seeds(), CID: "measure.test:1 cocrawl/1.1", Workers: cfg.Hosts * 2,
 			MinDelay: cfg.Delay, DelaySet: true, DelayFactor: 1,
@@ -128,7 +135,8 @@ func Sitemaps(ctx context.Context, cfg SitemapConfig) ([]SitemapRun, error) {
 		s, sig := a.c.Stats(), a.c.SignalStats()
 		changes := (s.Created + s.Updated + s.Deleted) - (a.start.Created + a.start.Updated + a.start.Deleted)
 		reqs := (s.Polls - a.start.Polls) + (sig.SitemapReads - a.sig.SitemapReads)
-		out = append(out, SitemapRun{Arm: a.name, Requests: reqs, Changes: changes, Freshness: a.mean(), Signals: sig})
+		out = append(out, SitemapRun{Arm: a.name, Requests: reqs, Changes: changes, Freshness: a.mean(),
+			FirstHost: a.firstMean(), OtherHosts: a.restMean(), Signals: sig})
 	}
 	return out, nil
 }
@@ -138,15 +146,18 @@ func PrintSitemaps(out io.Writer, cfg SitemapConfig, runs []SitemapRun) {
 	cfg.defaults()
 	fmt.Fprintf(out, "sitemaps: %d hosts x %d pages, each changing every %v on average, delay %v, sitemaps read every %v; warm-up %v, measured over %v\n",
 		cfg.Hosts, cfg.Pages, cfg.ChangeEvery, cfg.Delay, cfg.SitemapEvery, cfg.Warmup, cfg.Measure)
-	fmt.Fprintf(out, "%-16s %9s %8s %12s %9s %18s %10s\n", "arm", "requests", "changes", "per change", "fresh", "lastmods ok/false", "distrusted")
-	base := runs[0].PerChange()
-	for _, r := range runs {
-		ratio := ""
-		if base > 0 && r.PerChange() > 0 {
-			ratio = fmt.Sprintf(" (%.2fx)", r.PerChange()/base)
+	fmt.Fprintf(out, "%-18s %9s %8s %12s %9s %15s %12s %18s %10s\n", "arm", "requests", "changes", "per change", "fresh", "first host", "other hosts", "lastmods ok/false", "distrusted")
+	base := runs[0]
+	ratio := func(a, b float64) string {
+		if a > 0 && b > 0 {
+			return fmt.Sprintf(" (%.2fx)", a/b)
 		}
-		fmt.Fprintf(out, "%-16s %9d %8d %12s %9.4f %18s %10d\n", r.Arm, r.Requests, r.Changes,
-			fmt.Sprintf("%.2f%s", r.PerChange(), ratio), r.Freshness,
+		return ""
+	}
+	for _, r := range runs {
+		fmt.Fprintf(out, "%-18s %9d %8d %12s %9.4f %15s %12.4f %18s %10d\n", r.Arm, r.Requests, r.Changes,
+			fmt.Sprintf("%.2f%s", r.PerChange(), ratio(r.PerChange(), base.PerChange())), r.Freshness,
+			fmt.Sprintf("%.4f%s", r.FirstHost, ratio(r.FirstHost, base.FirstHost)), r.OtherHosts,
 			fmt.Sprintf("%d/%d", r.Signals.LastmodConfirmed, r.Signals.LastmodRefuted), r.Signals.HostsDistrusted)
 	}
 }

@@ -1,6 +1,7 @@
 package testweb
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"hash/fnv"
@@ -54,6 +55,11 @@ type Config struct {
 	// SitemapLying with every page dated the moment of the request (a site
 	// that stamps its build time). Hosts with a robots.txt name it there.
 	Sitemap SitemapMode
+	// SitemapLiars makes the first SitemapLiars hosts serve LiarSitemap
+	// (default SitemapLying) where Sitemap is honest: one liar among
+	// honest hosts.
+	SitemapLiars int
+	LiarSitemap  SitemapMode
 	// Feed makes every host serve an Atom feed at /feed.xml of its ten
 	// most recently changed pages (their modification as <updated>),
 	// named by a <link rel="alternate"> on its home page.
@@ -147,12 +153,16 @@ type SitemapMode int
 const (
 	NoSitemap SitemapMode = iota
 	SitemapHonest
-	SitemapLying
+	SitemapLying // every page dated the moment of the request
+	// SitemapFrozen dates every page when the web started: lastmods that
+	// never move (a sitemap written once), which say no page changed.
+	SitemapFrozen
 )
 
 // Web is a running synthetic web: one HTTP server per host on 127.0.0.1.
 type Web struct {
 	cfg   Config
+	start time.Time
 	mu    sync.Mutex
 	rng   *rand.Rand
 	hosts []*Host
@@ -213,6 +223,7 @@ func Start(cfg Config) (*Web, error) {
 	cfg.defaults()
 	w := &Web{cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15))}
 	now := cfg.Clock()
+	w.start = now
 	for i := range cfg.Hosts {
 		addr := "127.0.0.1:0"
 		if cfg.PortBase > 0 {
@@ -846,6 +857,15 @@ func later(a, b time.Time) time.Time {
 	return b
 }
 
+// sitemapMode is what the host's sitemap says.
+func (h *Host) sitemapMode() SitemapMode {
+	c := &h.web.cfg
+	if c.Sitemap != NoSitemap && h.index < c.SitemapLiars {
+		return cmp.Or(c.LiarSitemap, SitemapLying)
+	}
+	return c.Sitemap
+}
+
 // serveSitemap lists the host's live pages (Config.Sitemap).
 func (h *Host) serveSitemap(w http.ResponseWriter) {
 	now := h.web.cfg.Clock().UTC()
@@ -857,8 +877,11 @@ func (h *Host) serveSitemap(w http.ResponseWriter) {
 			continue
 		}
 		lastmod := p.lmd.UTC()
-		if h.web.cfg.Sitemap == SitemapLying {
+		switch h.sitemapMode() {
+		case SitemapLying:
 			lastmod = now
+		case SitemapFrozen:
+			lastmod = h.web.start.UTC()
 		}
 		fmt.Fprintf(&b, "<url><loc>%s%s</loc><lastmod>%s</lastmod></url>\n", h.URL, p.path, lastmod.Format(time.RFC3339))
 	}
