@@ -88,6 +88,39 @@ func TestSitemapSavesPolls(t *testing.T) {
 	}
 }
 
+// A host whose sitemap dates never move (written once) says no page
+// changed: once its pages are polled as samples it is found out and
+// distrusted, though its "unchanged" held for pages looked at seconds
+// before (claimWeight), and an honest twin is not.
+func TestFrozenSitemapDistrusted(t *testing.T) {
+	for _, frozen := range []bool{true, false} {
+		web := testweb.Config{Hosts: 1, PagesPerHost: 30, UpdateRate: 0.1, Sitemap: testweb.SitemapHonest, Seed: 8}
+		if frozen {
+			web.SitemapLiars, web.LiarSitemap = 1, testweb.SitemapFrozen
+		}
+		w := runWeb(t, web)
+		cfg := testConfig(w)
+		cfg.RevisitMin, cfg.RevisitMax, cfg.SitemapEvery = 500*time.Millisecond, 5*time.Second, 250*time.Millisecond
+		c := startCrawler(t, cfg, webevents.NewMemStore(), &MemFrontier{})
+		var s SignalStats
+		start := time.Now()
+		deadline := start.Add(12 * time.Second)
+		if !frozen {
+			deadline = start.Add(6 * time.Second) // long enough to be proven
+		}
+		for time.Now().Before(deadline) {
+			if s = c.SignalStats(); s.HostsDistrusted > 0 {
+				break
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		t.Logf("frozen %v, after %v: %+v", frozen, time.Since(start).Round(100*time.Millisecond), s)
+		if frozen != (s.HostsDistrusted > 0) {
+			t.Errorf("frozen %v: %d hosts distrusted (lastmods %d confirmed, %d refuted)", frozen, s.HostsDistrusted, s.LastmodConfirmed, s.LastmodRefuted)
+		}
+	}
+}
+
 // A feed named on a host's home page, or by its robots.txt as a sitemap
 // (sitemaps.org accepts feeds as sitemaps), is read in the host's rounds:
 // its entries' dates make changed pages due, and the polls confirm them.

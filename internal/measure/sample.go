@@ -22,6 +22,26 @@ type sampled struct {
 	// the others, when byHost is set.
 	byHost      bool
 	first, rest float64
+	// firstAt are the first host's samples and when they were taken.
+	firstAt []timedShare
+}
+
+type timedShare struct {
+	at    time.Time
+	share float64
+}
+
+// firstMeanFrom is the first host's mean freshness over the samples
+// taken from t on, and how many there were.
+func (s *sampled) firstMeanFrom(t time.Time) (float64, int) {
+	sum, n := 0.0, 0
+	for _, x := range s.firstAt {
+		if !x.at.Before(t) {
+			sum += x.share
+			n++
+		}
+	}
+	return sum / float64(max(n, 1)), n
 }
 
 func (s *sampled) mean() float64 { return s.fresh / float64(max(s.n, 1)) }
@@ -57,6 +77,7 @@ func sampleFreshness(ctx context.Context, arms []*sampled, warmup, measure time.
 					f, r := freshFirstHost(a.web, a.store)
 					a.first += f
 					a.rest += r
+					a.firstAt = append(a.firstAt, timedShare{now, f})
 				}
 				a.n++
 			}

@@ -62,6 +62,12 @@ type SitemapRun struct {
 	// FirstHost and OtherHosts split Freshness: the first host (the liar
 	// in the one-liar arms) and the rest.
 	FirstHost, OtherHosts float64
+	// DistrustedAfter is when a host was first distrusted, from the start
+	// (0: none was); FirstAfterDistrust the first host's freshness from
+	// then on, and PlainAfterDistrust the plain-polling arm's over the
+	// same samples.
+	DistrustedAfter                        time.Duration
+	FirstAfterDistrust, PlainAfterDistrust float64
 	Signals               crawl.SignalStats
 }
 
@@ -122,6 +128,30 @@ func Sitemaps(ctx context.Context, cfg SitemapConfig) ([]SitemapRun, error) {
 	for i, a := range arms {
 		views[i] = &a.sampled
 	}
+	// When each arm first distrusts a host.
+	start := time.Now()
+	distrustedAt := make([]time.Time, len(arms))
+	var dmu sync.Mutex
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(250 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case now := <-t.C:
+				dmu.Lock()
+				for i, a := range arms {
+					if distrustedAt[i].IsZero() && a.c.SignalStats().HostsDistrusted > 0 {
+						distrustedAt[i] = now
+					}
+				}
+				dmu.Unlock()
+			}
+		}
+	}()
 	err := sampleFreshness(ctx, views, cfg.Warmup, cfg.Measure, cfg.Progress, func() {
 		for _, a := range arms {
 			a.start, a.sig = a.c.Stats(), a.c.SignalStats()
@@ -131,12 +161,20 @@ func Sitemaps(ctx context.Context, cfg SitemapConfig) ([]SitemapRun, error) {
 		return nil, err
 	}
 	var out []SitemapRun
-	for _, a := range arms {
+	for i, a := range arms {
 		s, sig := a.c.Stats(), a.c.SignalStats()
 		changes := (s.Created + s.Updated + s.Deleted) - (a.start.Created + a.start.Updated + a.start.Deleted)
 		reqs := (s.Polls - a.start.Polls) + (sig.SitemapReads - a.sig.SitemapReads)
-		out = append(out, SitemapRun{Arm: a.name, Requests: reqs, Changes: changes, Freshness: a.mean(),
-			FirstHost: a.firstMean(), OtherHosts: a.restMean(), Signals: sig})
+		run := SitemapRun{Arm: a.name, Requests: reqs, Changes: changes, Freshness: a.mean(),
+			FirstHost: a.firstMean(), OtherHosts: a.restMean(), Signals: sig}
+		dmu.Lock()
+		if at := distrustedAt[i]; !at.IsZero() {
+			run.DistrustedAfter = at.Sub(start)
+			run.FirstAfterDistrust, _ = a.firstMeanFrom(at)
+			run.PlainAfterDistrust, _ = arms[0].firstMeanFrom(at)
+		}
+		dmu.Unlock()
+		out = append(out, run)
 	}
 	return out, nil
 }
@@ -159,5 +197,11 @@ func PrintSitemaps(out io.Writer, cfg SitemapConfig, runs []SitemapRun) {
 			fmt.Sprintf("%.2f%s", r.PerChange(), ratio(r.PerChange(), base.PerChange())), r.Freshness,
 			fmt.Sprintf("%.4f%s", r.FirstHost, ratio(r.FirstHost, base.FirstHost)), r.OtherHosts,
 			fmt.Sprintf("%d/%d", r.Signals.LastmodConfirmed, r.Signals.LastmodRefuted), r.Signals.HostsDistrusted)
+	}
+	for _, r := range runs {
+		if r.DistrustedAfter > 0 {
+			fmt.Fprintf(out, "%s: a host distrusted %v in; the first host from then on %.4f, plain polling's %.4f (%.2fx)\n",
+				r.Arm, r.DistrustedAfter.Round(time.Second), r.FirstAfterDistrust, r.PlainAfterDistrust, r.FirstAfterDistrust/max(r.PlainAfterDistrust, 1e-9))
+		}
 	}
 }
