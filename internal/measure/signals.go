@@ -68,7 +68,7 @@ type SitemapRun struct {
 	// same samples.
 	DistrustedAfter                        time.Duration
 	FirstAfterDistrust, PlainAfterDistrust float64
-	Signals               crawl.SignalStats
+	Signals                                crawl.SignalStats
 }
 
 // PerChange is requests per detected change.
