@@ -154,6 +154,7 @@ func relaysFrom(h func() host.Host) func(ctx context.Context, num int) <-chan pe
 // hole punches, the peers a hole punch connected.
 type natTracker struct {
 	log            *slog.Logger
+	logVerdicts    bool // AutoNAT decides (not set by hand nor at start): its verdicts are logged
 	mu             sync.Mutex
 	reach          network.Reachability
 	reachable      []string // addresses AutoNAT v2 found reachable
@@ -175,8 +176,8 @@ type HolePunchStats struct {
 	LastError      string `json:"last_error,omitempty"`
 }
 
-func newNATTracker(lg *slog.Logger) *natTracker {
-	return &natTracker{log: lg, punched: map[peer.ID]bool{}}
+func newNATTracker(lg *slog.Logger, logVerdicts bool) *natTracker {
+	return &natTracker{log: lg, logVerdicts: logVerdicts, punched: map[peer.ID]bool{}}
 }
 
 // Trace is holepunch.EventTracer.
@@ -220,7 +221,7 @@ func (t *natTracker) watch(ctx context.Context, h host.Host) error {
 				t.mu.Lock()
 				switch e := e.(type) {
 				case event.EvtLocalReachabilityChanged:
-					if e.Reachability != t.reach {
+					if e.Reachability != t.reach && t.logVerdicts {
 						t.log.Info("reachability verdict", "reachability", reachabilityName(e.Reachability), "was", reachabilityName(t.reach))
 					}
 					t.reach = e.Reachability

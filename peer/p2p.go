@@ -280,11 +280,12 @@ func newP2PNode(cfg P2PConfig, share http.Handler, lg *slog.Logger) (*p2pNode, e
 	if !cfg.AllowPrivate {
 		opts = append(opts, libp2p.ConnectionGater(publicGater{}))
 	}
+	auto := cfg.Reachability == ReachabilityAuto
 	reachWhy := resolveReachability(&cfg, net.InterfaceAddrs)
 	if reachWhy != "" {
-		lg.Info("reachability: private", "why", reachWhy)
+		lg.Debug("reachability: private", "why", reachWhy) // cocrawl run prints it
 	}
-	tr := newNATTracker(lg)
+	tr := newNATTracker(lg, auto && reachWhy == "")
 	var built atomic.Pointer[host.Host] // for AutoRelay's peer source, which runs once the host does
 	natOpts, err := natOptions(&cfg, tr, relaysFrom(func() host.Host {
 		if h := built.Load(); h != nil {

@@ -283,10 +283,12 @@ func (o *runOptions) printStart(out io.Writer, p *peer.Peer, base, admin string,
 		fmt.Fprintf(out, "libp2p peer ID %s (%s); listening on %s\n", id, dht, strings.Join(p.P2PListenAddrs(), " "))
 		announced := p.P2PAddrs()
 		if len(announced) == 0 {
-			fmt.Fprintln(out, "  none of them announced (not public); a relay circuit address will be, once a relay gives a slot")
+			fmt.Fprintln(out, "announced: none (no public address); a relay circuit address will be, once a relay gives a slot")
+		} else {
+			fmt.Fprintln(out, "announced:")
 		}
 		for _, a := range announced {
-			fmt.Fprintf(out, "  announced: %s\n", a)
+			fmt.Fprintf(out, "  %s\n", a)
 		}
 		if nat, ok := p.NAT(); ok {
 			fmt.Fprintf(out, "reachability: %s\n", reachabilityPlan(nat))
