@@ -77,7 +77,7 @@ type Crawler struct {
 // New returns a crawler; Run starts it.
 func New(cfg Config, store Store, fs FrontierStore) (*Crawler, error) {
 	if err := cfg.defaults(); err != nil {
-		return nil, err
+		return nil, &ConfigError{err}
 	}
 	c := &Crawler{cfg: cfg, store: store, fstore: fs, fetcher: NewFetcher(cfg.Fetch), f: newFrontier(),
 		wake: make(chan struct{}, 1), queue: newPersistQueue(), errs: map[string]int64{}, deletedBy: map[string]int64{}, scope: map[string]bool{},
@@ -91,21 +91,21 @@ func New(cfg Config, store Store, fs FrontierStore) (*Crawler, error) {
 	for _, p := range cfg.Include {
 		re, err := regexp.Compile(p)
 		if err != nil {
-			return nil, fmt.Errorf("crawl: include %q: %w", p, err)
+			return nil, &ConfigError{fmt.Errorf("crawl: include %q: %w", p, err)}
 		}
 		c.include = append(c.include, re)
 	}
 	for _, p := range cfg.Exclude {
 		re, err := regexp.Compile(p)
 		if err != nil {
-			return nil, fmt.Errorf("crawl: exclude %q: %w", p, err)
+			return nil, &ConfigError{fmt.Errorf("crawl: exclude %q: %w", p, err)}
 		}
 		c.exclude = append(c.exclude, re)
 	}
 	for _, s := range cfg.Seeds {
 		n, err := Normalize(nil, s)
 		if err != nil {
-			return nil, fmt.Errorf("crawl: seed %q: %w", s, err)
+			return nil, &ConfigError{fmt.Errorf("crawl: seed %q: %w", s, err)}
 		}
 		c.scope[c.scopeKey(n)] = true
 	}

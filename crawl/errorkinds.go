@@ -3,14 +3,15 @@ package crawl
 import (
 	"context"
 	"errors"
-	"net"
+
+	"github.com/cocrawl/cocrawl/internal/netguard"
 )
 
 func errorKind(r *Result) string {
 	switch {
 	case r.Err != nil && errors.Is(r.Err, ErrTooSlow):
 		return "slow"
-	case r.Err != nil && (errors.Is(r.Err, context.DeadlineExceeded) || isTimeout(r.Err)):
+	case r.Err != nil && (errors.Is(r.Err, context.DeadlineExceeded) || netguard.IsTimeout(r.Err)):
 		return "timeout"
 	case r.Err != nil:
 		return "network"
@@ -22,9 +23,4 @@ func errorKind(r *Result) string {
 		return "4xx"
 	}
 	return ""
-}
-
-func isTimeout(err error) bool {
-	var ne net.Error
-	return errors.As(err, &ne) && ne.Timeout()
 }

@@ -2,7 +2,6 @@ package peer
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"net"
 	"slices"
@@ -83,7 +82,7 @@ func natOptions(cfg *P2PConfig, tr *natTracker, community func(ctx context.Conte
 		// tells its members whether they are reachable.
 		opts = append(opts, libp2p.EnableAutoNATv2(), libp2p.EnableNATService())
 	default:
-		return nil, fmt.Errorf("peer: reachability %q: use auto, public or private", cfg.Reachability)
+		return nil, configErrorf("peer: reachability %q: use auto, public or private", cfg.Reachability)
 	}
 	if cfg.RelayService {
 		l := cfg.RelayLimits
@@ -98,7 +97,7 @@ func natOptions(cfg *P2PConfig, tr *natTracker, community func(ctx context.Conte
 	for _, s := range cfg.Relays {
 		ai, err := peer.AddrInfoFromString(s)
 		if err != nil {
-			return nil, fmt.Errorf("peer: relay %q: %w (want a multiaddr ending in /p2p/<peer-id>)", s, err)
+			return nil, configErrorf("peer: relay %q: %w (want a multiaddr ending in /p2p/<peer-id>)", s, err)
 		}
 		static = append(static, *ai)
 	}

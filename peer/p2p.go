@@ -111,13 +111,13 @@ var communityName = regexp.MustCompile(`^[a-z0-9._-]{1,64}$`)
 
 func (c *P2PConfig) defaults() error {
 	if c.KeyFile == "" {
-		return errors.New("peer: P2PConfig.KeyFile is required")
+		return configErrorf("peer: P2PConfig.KeyFile is required")
 	}
 	if c.Community == "" {
 		c.Community = "default"
 	}
 	if !communityName.MatchString(c.Community) {
-		return fmt.Errorf("peer: community %q: use 1 to 64 of a-z, 0-9, '.', '_' and '-'", c.Community)
+		return configErrorf("peer: community %q: use 1 to 64 of a-z, 0-9, '.', '_' and '-'", c.Community)
 	}
 	if len(c.ListenAddrs) == 0 {
 		c.ListenAddrs = defaultListenAddrs(c.ListenIP)
@@ -255,7 +255,7 @@ func newP2PNode(cfg P2PConfig, share http.Handler, lg *slog.Logger) (*p2pNode, e
 	for _, s := range cfg.Bootstrap {
 		ai, err := peer.AddrInfoFromString(s)
 		if err != nil {
-			return nil, fmt.Errorf("peer: bootstrap %q: %w (want a multiaddr ending in /p2p/<peer-id>)", s, err)
+			return nil, configErrorf("peer: bootstrap %q: %w (want a multiaddr ending in /p2p/<peer-id>)", s, err)
 		}
 		boot = append(boot, *ai)
 	}

@@ -157,10 +157,10 @@ type Peer struct {
 // table. Run starts it.
 func New(cfg Config, st Stores) (*Peer, error) {
 	if cfg.Addr == "" {
-		return nil, errors.New("peer: Addr (host:port of the share repository) is required")
+		return nil, configErrorf("peer: Addr (host:port of the share repository) is required")
 	}
 	if st.Events == nil || st.Frontier == nil || st.Peers == nil {
-		return nil, errors.New("peer: events, frontier and peer stores are required")
+		return nil, configErrorf("peer: events, frontier and peer stores are required")
 	}
 	if cfg.Moniker == "" {
 		cfg.Moniker = "cocrawl/" + protocol.CurrentVersion
@@ -353,7 +353,7 @@ func (p *Peer) CID() string { return p.cid }
 func (p *Peer) AddPeer(shrURL, source string) error {
 	u, err := url.Parse(shrURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("peer: %q is not an http(s) URL of a robots.shr", shrURL)
+		return configErrorf("peer: %q is not an http(s) URL of a robots.shr", shrURL)
 	}
 	r, isNew := p.peers.add(shrURL, source, time.Now())
 	if !isNew {

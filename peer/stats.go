@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cocrawl/cocrawl/crawl"
+	"github.com/cocrawl/cocrawl/internal/netguard"
 	"github.com/cocrawl/cocrawl/protocol"
 )
 
@@ -84,7 +85,7 @@ func (s *stats) badProbeReport() {
 // mergeErrorKind names the failure of a whole merge for metrics.
 func mergeErrorKind(err error) string {
 	switch {
-	case isTimeout(err):
+	case netguard.IsTimeout(err):
 		return "timeout"
 	case isRefused(err):
 		return "refused"

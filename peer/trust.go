@@ -11,7 +11,8 @@ import (
 	"github.com/cocrawl/cocrawl/webevents"
 )
 
-// Trust sets how a peer checks what other peers tell it (spec section 10):
+// Trust sets how a peer checks what other peers tell it (spec sections
+// 12.3 and 12.4):
 // after each merge it re-polls a random sample of the records it got, and
 // judges each claim against what its own poll sees. Zero fields take the
 // defaults named.
@@ -278,7 +279,7 @@ func (c *checker) stats() CheckStats {
 func (p *Peer) onMerged(from string, batch []webevents.Event, res webevents.MergeResult) {
 	p.peers.backs(from, batch, time.Now())
 	p.peers.polledBy(from, batch, p.crawler.InScope)
-	// Lifecycle violations (spec section 10) are polled, not only counted:
+	// Lifecycle violations (spec sections 6 and 10) are polled, not only counted:
 	// a few per batch, so a flood of them cannot take every poll.
 	for _, u := range res.Polls[:min(len(res.Polls), maxViolationPolls)] {
 		p.crawler.Recheck(u)

@@ -2,7 +2,10 @@
 // over plain HTTP: streaming codecs for the share-control file robots.shr and
 // for day files (<repository>/<day>.dat), the share-repository http.Handler
 // that serves a webevents.Store, and the merge client that folds a peer's
-// day files into a store.
+// day files into a store. The same handler serves the store as ResourceSync
+// (resourcesync.go: /.well-known/resourcesync, capability and change lists,
+// spec section 13) and takes IndexNow submissions for a crawler (indexnow.go,
+// spec section 14); lint.go is the robots.shr linter behind cocrawl shr lint.
 //
 // Codecs work on io.Reader and io.Writer and know nothing of transports; the
 // handler and the client know nothing of libp2p. A peer decides whether the

@@ -78,7 +78,7 @@ func runCrawl(ctx context.Context, o *crawlOptions, out io.Writer) error {
 	c, err := crawl.New(cfg, st, peer.StoresIn(st.BadgerStore).Frontier)
 	if err != nil {
 		st.discardIfNew()
-		return usagef("%v", err)
+		return asUsage(err)
 	}
 	known, err := c.Load()
 	if err != nil {

@@ -174,7 +174,7 @@ func servePeer(ctx context.Context, o *runOptions, out io.Writer) error {
 	p, err := peer.New(o.peerConfig(addr, ln.Addr().(*net.TCPAddr).IP, lg), peer.StoresIn(st.BadgerStore))
 	if err != nil {
 		st.discardIfNew()
-		return usagef("%v", err)
+		return asUsage(err)
 	}
 	defer p.Close() // Run closes the libp2p host too; Close is idempotent
 	known, err := p.FrontierSize()

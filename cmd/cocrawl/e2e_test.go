@@ -315,6 +315,22 @@ func TestCommandLineErrors(t *testing.T) {
 	}
 }
 
+// A peer that cannot start (a libp2p address this machine does not have:
+// binding fails, nothing is sent) exits 1 with the cause, not 2 as if the
+// command line were wrong; a wrong setting is still 2.
+func TestRunStartFailureIsNotAUsageError(t *testing.T) {
+	dir := t.TempDir()
+	out, code := cocrawl(t, "run", "--data", dir, "--listen", "127.0.0.1:0", "--seed", "http://a.example/",
+		"--p2p-listen", "/ip4/192.0.2.7/tcp/4001")
+	if code != 1 || !strings.Contains(out, "libp2p host") || !strings.Contains(out, "cannot assign requested address") {
+		t.Errorf("a libp2p listen failure: exit %d, %q; want exit 1 naming the cause", code, out)
+	}
+	out, code = cocrawl(t, "crawl", "--data", dir, "--seed", "http://a.example/", "--include", "(")
+	if code != 2 || !strings.Contains(out, "include") {
+		t.Errorf("a bad --include: exit %d, %q; want exit 2", code, out)
+	}
+}
+
 // A crawl killed with SIGKILL resumes with its frontier, and polls on
 // without recording any event twice.
 func TestCrawlKillAndResume(t *testing.T) {

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/cocrawl/cocrawl/crawl"
+	"github.com/cocrawl/cocrawl/peer"
 	"github.com/cocrawl/cocrawl/protocol"
 )
 
@@ -51,6 +53,19 @@ type usageError struct{ msg string }
 func (e usageError) Error() string { return e.msg }
 
 func usagef(format string, a ...any) error { return usageError{fmt.Sprintf(format, a...)} }
+
+// asUsage is a constructor's error as the command reports it: a mistake
+// in what it was told (crawl.ConfigError, peer.ConfigError) is a usage
+// error (exit 2); a failure to start (a port, a file, the network) stays
+// an error (exit 1), with its cause.
+func asUsage(err error) error {
+	var ce *crawl.ConfigError
+	var pe *peer.ConfigError
+	if errors.As(err, &ce) || errors.As(err, &pe) {
+		return usagef("%v", err)
+	}
+	return err
+}
 
 // errNegative is a negative answer: exit 1 without an error line.
 var errNegative = errors.New("negative answer")
