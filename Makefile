@@ -51,7 +51,10 @@ soak: ## a month and a half of events into a store with retention: disk bytes pe
 demo: ## cooperating peers against polling-only peers on a synthetic web (about 2.5 min)
 	$(GO) run ./cmd/cocrawl demo
 
-lint: ## gofmt, vet and tidy leave no diff
+GOIMPORTS := golang.org/x/tools/cmd/goimports@v0.51.0
+
+lint: ## gofmt, goimports (three import groups: standard, others, cocrawl's), vet and tidy leave no diff
 	@test -z "$$(gofmt -l .)" || (gofmt -l .; exit 1)
+	@out="$$($(GO) run $(GOIMPORTS) -l -local github.com/cocrawl/cocrawl .)" && test -z "$$out" || (echo "imports not grouped: $$out"; exit 1)
 	$(GO) vet ./...
 	$(GO) mod tidy -diff

@@ -6,9 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/cocrawl/cocrawl/crawl/fingerprint"
-	"github.com/cocrawl/cocrawl/internal/iolimit"
-	"github.com/cocrawl/cocrawl/webevents"
 	"io"
 	"mime"
 	"net/http"
@@ -19,7 +16,10 @@ import (
 
 	"golang.org/x/net/html/charset"
 
+	"github.com/cocrawl/cocrawl/crawl/fingerprint"
+	"github.com/cocrawl/cocrawl/internal/iolimit"
 	"github.com/cocrawl/cocrawl/internal/netguard"
+	"github.com/cocrawl/cocrawl/webevents"
 )
 
 // FetchConfig configures a Fetcher. Zero fields take the defaults named.

@@ -8,8 +8,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/cocrawl/cocrawl/crawl/revisit"
 	"golang.org/x/net/publicsuffix"
+
+	"github.com/cocrawl/cocrawl/crawl/revisit"
 )
 
 // URLState is what the frontier knows of one URL; it is what persists.

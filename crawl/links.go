@@ -5,9 +5,10 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/cocrawl/cocrawl/crawl/fingerprint"
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
+
+	"github.com/cocrawl/cocrawl/crawl/fingerprint"
 )
 
 // Links is what a page says about where to go next.

@@ -45,8 +45,9 @@ type Config struct {
 	Peers    []string // robots.shr URLs of static peers
 	Schedule Schedule
 	// KeepDays is how many days of logs the store keeps, today included,
-	// and how long a deleted URL's state is kept; 0 means 30. At least 8:
-	// a first merge reaches back 7 days.
+	// and how long a deleted URL's state is kept; 0 means
+	// webevents.DefaultKeepDays, and never fewer than MinKeepDays (a first
+	// merge reaches back 7 days).
 	KeepDays int
 	// MergeInScope merges only records of URLs within the crawler's scope
 	// (its seeds' hosts or domains); the others are dropped.
@@ -644,16 +645,8 @@ func (p *Peer) storeFailed(err error, at time.Time) {
 // retain applies the store's retention once at start and every hour:
 // logs of days older than KeepDays and long-deleted URLs go.
 func (p *Peer) retain(ctx context.Context) {
-	keep := max(p.cfg.KeepDays, 0)
-	if keep == 0 {
-		keep = 30
-	}
-	keep = max(keep, 8)
-	t := time.NewTicker(time.Hour)
-	defer t.Stop()
-	for {
-		from := webevents.Today(time.Now()) - int64(keep) + 1
-		if x, err := p.stores.Events.Expire(from); err != nil {
+	webevents.Retain(ctx, p.stores.Events, p.cfg.KeepDays, time.Hour, func(from int64, x webevents.Expired, err error) {
+		if err != nil {
 			p.log.Error("retention", "err", err)
 		} else if x.Days+x.URLs+x.Cursors > 0 {
 			p.log.Info("retention", "days", x.Days, "records", x.Records, "deleted_urls", x.URLs, "cursors", x.Cursors, "kept_from_day", from)
@@ -663,12 +656,7 @@ func (p *Peer) retain(ctx context.Context) {
 		} else if n > 0 {
 			p.log.Info("retention: gone URLs forgotten by the frontier", "urls", n)
 		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
+	})
 }
 
 // wake tells an idle slot that a merge may be due.

@@ -3,12 +3,13 @@ package peer
 import (
 	"errors"
 	"fmt"
-	"github.com/cocrawl/cocrawl/protocol"
-	"github.com/cocrawl/cocrawl/webevents"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cocrawl/cocrawl/protocol"
+	"github.com/cocrawl/cocrawl/webevents"
 )
 
 func TestPeerSetRoundRobinBackoffAndAdaptiveWait(t *testing.T) {

@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/cocrawl/cocrawl/internal/iolimit"
 	"io"
 	"log/slog"
 	"net/http"
@@ -16,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cocrawl/cocrawl/internal/iolimit"
 	"github.com/cocrawl/cocrawl/webevents"
 )
 

@@ -4,8 +4,9 @@ import (
 	"errors"
 	"strconv"
 
-	"github.com/cocrawl/cocrawl/webevents"
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/cocrawl/cocrawl/webevents"
 )
 
 // Metrics counts what one peer's share server and merge client do. Each

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/cocrawl/cocrawl/webevents"
 	"github.com/cocrawl/cocrawl/webevents/storetest"
@@ -128,6 +129,18 @@ func TestBadgerMatchesMemStore(t *testing.T) {
 			if b := log(bad, day, from); !slices.Equal(all[i:], b) {
 				t.Fatalf("day %d from %d (inside entry %d): %d entries, want %d", day, from, i, len(b), len(all)-i)
 			}
+		}
+	}
+}
+
+// A store keeps DefaultKeepDays unless told, and never fewer than
+// MinKeepDays, today included.
+func TestKeepFrom(t *testing.T) {
+	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	today := webevents.Today(now)
+	for keep, want := range map[int]int64{0: today - 29, 30: today - 29, 3: today - 7, 8: today - 7, 100: today - 99} {
+		if got := webevents.KeepFrom(now, keep); got != want {
+			t.Errorf("KeepFrom(%d) = today%+d, want today%+d", keep, got-today, want-today)
 		}
 	}
 }

@@ -34,7 +34,7 @@ func cmdPublish(ctx context.Context, args []string, out io.Writer) error {
 	settle := fs.Duration("settle", 250*time.Millisecond, "how long a file must be quiet before it is published")
 	rescan := fs.Duration("rescan", time.Hour, "how often the whole root is compared with what was published")
 	cycle := fs.Duration("confirm-cycle", 7*24*time.Hour, "each unchanged file is recorded again once per cycle, so new peers learn the whole site; 0 never")
-	keepDays := fs.Int("keep-days", 30, "days of logs the store keeps (at least 8)")
+	keepDays := fs.Int("keep-days", webevents.DefaultKeepDays, fmt.Sprintf("days of logs the store keeps (at least %d)", webevents.MinKeepDays))
 	var indexnow multiFlag
 	fs.Var(&indexnow, "indexnow", "IndexNow endpoint changes are pushed to, such as a peer's http://host:port/indexnow (repeatable)")
 	key := fs.String("indexnow-key", "", "IndexNow key; default: one made once and kept in the data folder")
@@ -151,19 +151,11 @@ func startPinger(cfg *publish.Config, data, key, keyLocation string, endpoints [
 
 // retainLogs drops day logs older than keepDays, at start and hourly.
 func retainLogs(ctx context.Context, st *dataStore, keepDays int, lg interface{ Error(string, ...any) }) {
-	keep := int64(max(keepDays, 8))
-	t := time.NewTicker(time.Hour)
-	defer t.Stop()
-	for {
-		if _, err := st.Expire(webevents.Today(time.Now()) - keep + 1); err != nil {
+	webevents.Retain(ctx, st, keepDays, time.Hour, func(_ int64, _ webevents.Expired, err error) {
+		if err != nil {
 			lg.Error("retention", "err", err)
 		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
+	})
 }
 
 // publishCollector exports a publisher's counts as cocrawl_publish_*.

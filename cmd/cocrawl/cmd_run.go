@@ -6,7 +6,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/cocrawl/cocrawl/internal/netguard"
 	"io"
 	"log/slog"
 	"net"
@@ -18,8 +17,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cocrawl/cocrawl/internal/netguard"
 	"github.com/cocrawl/cocrawl/peer"
 	"github.com/cocrawl/cocrawl/protocol"
+	"github.com/cocrawl/cocrawl/webevents"
 )
 
 // runOptions are the flags of cocrawl run.
@@ -85,7 +86,7 @@ func newRunFlags() (*flag.FlagSet, *runOptions) {
 	fs.BoolVar(&o.noPunch, "no-hole-punching", false, "do not punch holes through NAT for direct connections (DCUtR)")
 	fs.BoolVar(&o.mergeInScope, "merge-in-scope", false, "merge only records of URLs within this peer's scope (its seeds' hosts or domains)")
 	fs.Int64Var(&o.dayQuota, "day-quota", 1_000_000, "most records one peer's file of one day may bring")
-	fs.IntVar(&o.keepDays, "keep-days", 30, "days of event logs kept, today included, and how long a deleted URL is remembered (at least 8)")
+	fs.IntVar(&o.keepDays, "keep-days", webevents.DefaultKeepDays, fmt.Sprintf("days of event logs kept, today included, and how long a deleted URL is remembered (at least %d)", webevents.MinKeepDays))
 	o.crawl = addCrawlFlags(fs)
 	return fs, o
 }

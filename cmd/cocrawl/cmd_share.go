@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/cocrawl/cocrawl/internal/netguard"
 	"io"
 	"net"
 	"net/http"
@@ -12,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/cocrawl/cocrawl/internal/netguard"
 	"github.com/cocrawl/cocrawl/protocol"
 )
 
