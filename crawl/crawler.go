@@ -46,9 +46,11 @@ type Crawler struct {
 	excluded  []string // URL prefixes never polled: peers' share repositories
 	robotsMem int      // bytes of the robots.txt files hosts keep (cacheRobots)
 	noiseHeld int      // pages hosts hold while they learn their noise (noise.go)
-	storeErr  error    // the last failed write, nil once one succeeds (errMu)
-	delegated []string // URL prefixes left to peers (their special sets)
-	started   bool
+	// noiseHeldFeatures: their text features, in all.
+	noiseHeldFeatures int
+	storeErr          error    // the last failed write, nil once one succeeds (errMu)
+	delegated         []string // URL prefixes left to peers (their special sets)
+	started           bool
 
 	queue       *persistQueue
 	persistDone chan error

@@ -1,6 +1,7 @@
 package crawl
 
 import (
+	"slices"
 	"time"
 
 	"github.com/cocrawl/cocrawl/crawl/fingerprint"
@@ -44,9 +45,13 @@ type heldRead struct {
 	page *fingerprint.Builder
 }
 
-// maxHeldReads bounds the pages all hosts hold while they learn their
-// noise (a page's text features: some kilobytes each).
-const maxHeldReads = 2048
+// maxHeldReads and maxHeldFeatures bound the pages all hosts hold while
+// they learn their noise, in count and in text features (about 9 bytes
+// each: 36 MB in all, whatever the pages' size).
+const (
+	maxHeldReads    = 2048
+	maxHeldFeatures = 4 << 20
+)
 
 // noiseAfter is how many requests a host answers before its pages are
 // read twice, unless a page is revisited before (the first comparison
@@ -127,13 +132,21 @@ func (c *Crawler) readNoise(h *host, st *URLState, res *Result) (again bool) {
 func (c *Crawler) holdRead(n *hostNoise, st *URLState, page *fingerprint.Builder) {
 	for i := range n.held {
 		if n.held[i].st == st {
-			n.held[i].page = page
+			if c.noiseHeldFeatures-n.held[i].page.Size()+page.Size() <= maxHeldFeatures {
+				c.noiseHeldFeatures += page.Size() - n.held[i].page.Size()
+				n.held[i].page = page
+			} else {
+				c.noiseHeldFeatures -= n.held[i].page.Size()
+				c.noiseHeld--
+				n.held = slices.Delete(n.held, i, i+1)
+			}
 			return
 		}
 	}
-	if len(n.held) < noiseAfter && c.noiseHeld < maxHeldReads {
+	if len(n.held) < noiseAfter && c.noiseHeld < maxHeldReads && c.noiseHeldFeatures+page.Size() <= maxHeldFeatures {
 		n.held = append(n.held, heldRead{st, page})
 		c.noiseHeld++
+		c.noiseHeldFeatures += page.Size()
 	}
 }
 
@@ -153,6 +166,9 @@ func (c *Crawler) retakeHeld(n *hostNoise) {
 
 // releaseHeld frees the host's held pages. c.mu held.
 func (c *Crawler) releaseHeld(n *hostNoise) {
+	for _, r := range n.held {
+		c.noiseHeldFeatures -= r.page.Size()
+	}
 	c.noiseHeld -= len(n.held)
 	n.held = nil
 }

@@ -535,6 +535,10 @@ func Volatile(a, b *Builder) []Place {
 	return out
 }
 
+// Size is how many features the page's text holds: what keeping the
+// Builder costs (about 9 bytes each).
+func (b *Builder) Size() int { return b.features }
+
 // Share is the share of the page's words that sit at a place.
 func (b *Builder) Share(sig uint64) float64 {
 	at, all := 0, 0
