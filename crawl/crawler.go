@@ -46,8 +46,10 @@ type Crawler struct {
 	excluded  []string // URL prefixes never polled: peers' share repositories
 	robotsMem int      // bytes of the robots.txt files hosts keep (cacheRobots)
 	noiseHeld int      // pages hosts hold while they learn their noise (noise.go)
-	// noiseHeldFeatures: their text features, in all.
+	// noiseHeldFeatures: their text features, in all; noiseHolders: the
+	// hosts holding some.
 	noiseHeldFeatures int
+	noiseHolders      map[*hostNoise]bool
 	storeErr          error    // the last failed write, nil once one succeeds (errMu)
 	delegated         []string // URL prefixes left to peers (their special sets)
 	started           bool
@@ -467,12 +469,7 @@ func (c *Crawler) afterFetch(h *host, st *URLState, res *Result) (webevents.Even
 		h.signals.since++
 		h.failures = 0
 		st.Due = time.Unix(0, 0)
-		c.f.reschedule(h, st)
-		h.lastFetch = res.End.Sub(res.Start)
-		notBefore := res.End.Add(c.delay(h, h.lastFetch))
-		st.HostNext = notBefore.UnixMilli()
-		c.save(st)
-		c.f.release(h, notBefore)
+		c.hostDone(h, st, res, false)
 		return webevents.Event{}, false, ""
 	}
 	res.WireNear, res.LocalNear = h.noise.wireNear(), h.noise.localNear()
@@ -596,6 +593,14 @@ func (c *Crawler) afterFetch(h *host, st *URLState, res *Result) (webevents.Even
 			c.f.linked(to)
 		}
 	}
+	c.hostDone(h, st, res, transient)
+	return ev, changed, kind
+}
+
+// hostDone reschedules st and hands its host back after a request, for
+// when its politeness delay (and a transient failure's backoff) allows.
+// c.mu held.
+func (c *Crawler) hostDone(h *host, st *URLState, res *Result, transient bool) {
 	c.f.reschedule(h, st)
 	h.lastFetch = res.End.Sub(res.Start)
 	notBefore := res.End.Add(c.delay(h, h.lastFetch))
@@ -605,7 +610,6 @@ func (c *Crawler) afterFetch(h *host, st *URLState, res *Result) (webevents.Even
 	st.HostNext = notBefore.UnixMilli()
 	c.save(st)
 	c.f.release(h, notBefore)
-	return ev, changed, kind
 }
 
 // ownView is a 304 read as the 200 of the version this crawler last

@@ -36,8 +36,10 @@ type hostNoise struct {
 	// URL's last: when the mask grows their own fingerprints are taken
 	// again with it, so a host's first pages are not compared across its
 	// noise at their first revisit. At most noiseAfter per host and
-	// maxHeldReads in all (Crawler.noiseHeld); freed once learnt.
-	held []heldRead
+	// maxHeldReads and maxHeldFeatures in all (Crawler.noiseHeld); freed
+	// once learnt, or for other hosts after noiseProbeTimeout.
+	held      []heldRead
+	heldSince time.Time // when the first of them was held
 }
 
 type heldRead struct {
@@ -122,14 +124,14 @@ func (c *Crawler) readNoise(h *host, st *URLState, res *Result) (again bool) {
 	if n.probes >= noiseProbes {
 		c.releaseHeld(n)
 	} else if !again {
-		c.holdRead(n, st, res.page)
+		c.holdRead(n, st, res.page, res.End)
 	}
 	return again
 }
 
 // holdRead keeps a page read while the host's noise is unknown, in place
 // of its URL's earlier read. c.mu held.
-func (c *Crawler) holdRead(n *hostNoise, st *URLState, page *fingerprint.Builder) {
+func (c *Crawler) holdRead(n *hostNoise, st *URLState, page *fingerprint.Builder, now time.Time) {
 	for i := range n.held {
 		if n.held[i].st == st {
 			if c.noiseHeldFeatures-n.held[i].page.Size()+page.Size() <= maxHeldFeatures {
@@ -139,15 +141,41 @@ func (c *Crawler) holdRead(n *hostNoise, st *URLState, page *fingerprint.Builder
 				c.noiseHeldFeatures -= n.held[i].page.Size()
 				c.noiseHeld--
 				n.held = slices.Delete(n.held, i, i+1)
+				if len(n.held) == 0 {
+					delete(c.noiseHolders, n)
+				}
 			}
 			return
 		}
 	}
-	if len(n.held) < noiseAfter && c.noiseHeld < maxHeldReads && c.noiseHeldFeatures+page.Size() <= maxHeldFeatures {
-		n.held = append(n.held, heldRead{st, page})
-		c.noiseHeld++
-		c.noiseHeldFeatures += page.Size()
+	room := func() bool {
+		return c.noiseHeld < maxHeldReads && c.noiseHeldFeatures+page.Size() <= maxHeldFeatures
 	}
+	if len(n.held) >= noiseAfter {
+		return
+	}
+	if !room() {
+		// Hosts that never learnt their noise in noiseProbeTimeout (gone,
+		// excluded, or changing at every read) give theirs back.
+		for m := range c.noiseHolders {
+			if now.Sub(m.heldSince) > noiseProbeTimeout {
+				c.releaseHeld(m)
+			}
+		}
+		if !room() {
+			return
+		}
+	}
+	if len(n.held) == 0 {
+		n.heldSince = now
+		if c.noiseHolders == nil {
+			c.noiseHolders = map[*hostNoise]bool{}
+		}
+		c.noiseHolders[n] = true
+	}
+	n.held = append(n.held, heldRead{st, page})
+	c.noiseHeld++
+	c.noiseHeldFeatures += page.Size()
 }
 
 // retakeHeld takes the own fingerprints of the held pages again with the
@@ -171,4 +199,5 @@ func (c *Crawler) releaseHeld(n *hostNoise) {
 	}
 	c.noiseHeld -= len(n.held)
 	n.held = nil
+	delete(c.noiseHolders, n)
 }

@@ -84,7 +84,7 @@ func OpenBadger(dir string, o BadgerOptions) (*BadgerStore, error) {
 			return nil, err
 		}
 	}
-	sz := storeSizes{memtable: 32 << 20, vlog: 64 << 20, slack: 16 << 20}
+	sz := fullSizes
 	if o.MemTableSize > 0 {
 		sz.memtable = o.MemTableSize
 	} else if g := newSpaceGuard(dir, 0); !o.InMemory && g.free != nil {
@@ -95,7 +95,7 @@ func OpenBadger(dir string, o BadgerOptions) (*BadgerStore, error) {
 				return nil, fmt.Errorf("%w: %s has %d MiB free; a new store needs at least %d MiB (Badger maps its write-ahead and value logs at twice their size, and the events need room of their own)",
 					ErrNoSpace, dir, free>>20, minStoreFree>>20)
 			}
-			if sz.memtable < 32<<20 {
+			if sz != fullSizes {
 				lg.Info("a small disk: the store's logs made smaller to fit", "free_mib", free>>20,
 					"memtable_mib", sz.memtable>>20, "vlog_file_mib", sz.vlog>>20)
 			}
@@ -898,9 +898,16 @@ func (badgerLogger) Debugf(string, ...any) {}
 // slack a write needs beyond the room for a new pair of their logs.
 type storeSizes struct{ memtable, vlog, slack int64 }
 
+// fullSizes are the store's sizes where the disk has room; smallestSizes
+// the least it shrinks to.
+var (
+	fullSizes     = storeSizes{memtable: 32 << 20, vlog: 64 << 20, slack: 16 << 20}
+	smallestSizes = storeSizes{memtable: 1 << 20, vlog: 2 << 20, slack: 1 << 20}
+)
+
 // minStoreFree is the least free space a new store starts on: twice what
-// its smallest logs need (1 MiB memtables, 2 MiB value-log files).
-const minStoreFree = 2 * (2*(2<<20) + 2*(1<<20) + 1<<20)
+// its smallest logs need.
+var minStoreFree = 2 * uint64(smallestSizes.need())
 
 // sizesFor scales the store's logs to a disk with free bytes: the full
 // sizes (32 MiB memtables, 64 MiB value-log files, 208 MiB to grow) where
@@ -908,15 +915,14 @@ const minStoreFree = 2 * (2*(2<<20) + 2*(1<<20) + 1<<20)
 // reserve stays under about 40% of it (an SD card, a small volume),
 // down to 1 MiB memtables. fits is false below minStoreFree.
 func sizesFor(free uint64) (sz storeSizes, fits bool) {
-	full := storeSizes{memtable: 32 << 20, vlog: 64 << 20, slack: 16 << 20}
-	if free >= 2*uint64(full.need()) {
-		return full, true
+	if free >= 2*uint64(fullSizes.need()) {
+		return fullSizes, true
 	}
-	mt := int64(1 << 20)
-	for mt*2 <= full.memtable && uint64(mt*2)*16 <= free {
+	mt := smallestSizes.memtable
+	for mt*2 <= fullSizes.memtable && uint64(mt*2)*16 <= free {
 		mt *= 2
 	}
-	sz = storeSizes{memtable: mt, vlog: 2 * mt, slack: max(1<<20, mt/2)}
+	sz = storeSizes{memtable: mt, vlog: 2 * mt, slack: max(smallestSizes.slack, mt/2)}
 	return sz, free >= minStoreFree
 }
 

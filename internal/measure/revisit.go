@@ -151,7 +151,7 @@ func Revisits(ctx context.Context, cfg RevisitConfig) (*RevisitReport, error) {
 		for _, a := range arms {
 			a.polls[0] = a.c.Stats().Polls
 		}
-	})
+	}, nil)
 	if err != nil {
 		return nil, err
 	}

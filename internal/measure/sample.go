@@ -32,8 +32,8 @@ type timedShare struct {
 }
 
 // firstMeanFrom is the first host's mean freshness over the samples
-// taken from t on, and how many there were.
-func (s *sampled) firstMeanFrom(t time.Time) (float64, int) {
+// taken from t on.
+func (s *sampled) firstMeanFrom(t time.Time) float64 {
 	sum, n := 0.0, 0
 	for _, x := range s.firstAt {
 		if !x.at.Before(t) {
@@ -41,7 +41,7 @@ func (s *sampled) firstMeanFrom(t time.Time) (float64, int) {
 			n++
 		}
 	}
-	return sum / float64(max(n, 1)), n
+	return sum / float64(max(n, 1))
 }
 
 func (s *sampled) mean() float64 { return s.fresh / float64(max(s.n, 1)) }
@@ -52,8 +52,9 @@ func (s *sampled) restMean() float64  { return s.rest / float64(max(s.n, 1)) }
 
 // sampleFreshness samples every arm's freshness (freshShare) each 250 ms
 // until warmup+measure has passed, summing the samples after the warm-up;
-// atWarmup runs once when the warm-up ends. A line of progress every 30 s.
-func sampleFreshness(ctx context.Context, arms []*sampled, warmup, measure time.Duration, progress io.Writer, atWarmup func()) error {
+// atWarmup runs once when the warm-up ends, and onTick (when not nil) at
+// every sample, warm-up included. A line of progress every 30 s.
+func sampleFreshness(ctx context.Context, arms []*sampled, warmup, measure time.Duration, progress io.Writer, atWarmup func(), onTick func(time.Time)) error {
 	start := time.Now()
 	tick := time.NewTicker(250 * time.Millisecond)
 	defer tick.Stop()
@@ -66,6 +67,9 @@ func sampleFreshness(ctx context.Context, arms []*sampled, warmup, measure time.
 		case now = <-tick.C:
 		}
 		el := now.Sub(start)
+		if onTick != nil {
+			onTick(now)
+		}
 		if !measuring && el >= warmup {
 			measuring = true
 			atWarmup()

@@ -128,33 +128,17 @@ func Sitemaps(ctx context.Context, cfg SitemapConfig) ([]SitemapRun, error) {
 	for i, a := range arms {
 		views[i] = &a.sampled
 	}
-	// When each arm first distrusts a host.
 	start := time.Now()
-	distrustedAt := make([]time.Time, len(arms))
-	var dmu sync.Mutex
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		t := time.NewTicker(250 * time.Millisecond)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case now := <-t.C:
-				dmu.Lock()
-				for i, a := range arms {
-					if distrustedAt[i].IsZero() && a.c.SignalStats().HostsDistrusted > 0 {
-						distrustedAt[i] = now
-					}
-				}
-				dmu.Unlock()
-			}
-		}
-	}()
+	distrustedAt := make([]time.Time, len(arms)) // when each arm first distrusted a host
 	err := sampleFreshness(ctx, views, cfg.Warmup, cfg.Measure, cfg.Progress, func() {
 		for _, a := range arms {
 			a.start, a.sig = a.c.Stats(), a.c.SignalStats()
+		}
+	}, func(now time.Time) {
+		for i, a := range arms {
+			if distrustedAt[i].IsZero() && a.c.SignalStats().HostsDistrusted > 0 {
+				distrustedAt[i] = now
+			}
 		}
 	})
 	if err != nil {
@@ -167,13 +151,11 @@ func Sitemaps(ctx context.Context, cfg SitemapConfig) ([]SitemapRun, error) {
 		reqs := (s.Polls - a.start.Polls) + (sig.SitemapReads - a.sig.SitemapReads)
 		run := SitemapRun{Arm: a.name, Requests: reqs, Changes: changes, Freshness: a.mean(),
 			FirstHost: a.firstMean(), OtherHosts: a.restMean(), Signals: sig}
-		dmu.Lock()
 		if at := distrustedAt[i]; !at.IsZero() {
 			run.DistrustedAfter = at.Sub(start)
-			run.FirstAfterDistrust, _ = a.firstMeanFrom(at)
-			run.PlainAfterDistrust, _ = arms[0].firstMeanFrom(at)
+			run.FirstAfterDistrust = a.firstMeanFrom(at)
+			run.PlainAfterDistrust = arms[0].firstMeanFrom(at)
 		}
-		dmu.Unlock()
 		out = append(out, run)
 	}
 	return out, nil
