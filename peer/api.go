@@ -7,12 +7,13 @@ import (
 	"sort"
 	"time"
 
-	"github.com/libp2p/go-libp2p/core/peer"
+	lpeer "github.com/libp2p/go-libp2p/core/peer"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/cocrawl/cocrawl/crawl"
+	"github.com/cocrawl/cocrawl/peer/p2p"
 )
 
 // Status is what /api/status returns.
@@ -52,7 +53,7 @@ type Status struct {
 	DHTBytes  map[string]int64 `json:"dht_bytes,omitempty"` // in, out
 	// NAT: reachability, the DHT's mode, relays, connections by kind and
 	// hole punches (nat.go).
-	NAT *NATStatus `json:"nat,omitempty"`
+	NAT *p2p.NATStatus `json:"nat,omitempty"`
 
 	FrontierURLs int `json:"frontier_urls"`
 	// DeletedBy counts this peer's own DELETE events by how they were
@@ -108,13 +109,12 @@ func (p *Peer) Status(history bool) Status {
 		st.TimeAtRho[rhoBucket(p.rhoNow)] += now.Sub(p.rhoFrom).Seconds()
 	}
 	p.ctlMu.Unlock()
-	if p.p2p != nil {
-		st.PeerID, st.P2PAddrs, st.Community = p.PeerID(), p.P2PAddrs(), p.p2p.cfg.Community
-		st.DHTPeers = p.p2p.routingTableSize()
-		in, out := p.p2p.dhtBytes()
-		st.DHTBytes = map[string]int64{"in": in, "out": out}
-		nat := p.p2p.natStatus()
-		st.NAT = &nat
+	if p.node != nil {
+		ns := p.node.Status()
+		st.PeerID, st.P2PAddrs, st.Community = p.PeerID(), p.P2PAddrs(), ns.Community
+		st.DHTPeers = ns.DHTPeers
+		st.DHTBytes = map[string]int64{"in": ns.DHTIn, "out": ns.DHTOut}
+		st.NAT = &ns.NAT
 	}
 	cst := p.crawler.Stats()
 	st.FrontierURLs, st.DeletedBy = cst.Known, cst.DeletedBy
@@ -189,18 +189,18 @@ func perOp(events, ops int64) float64 {
 // Peers returns the peer table sorted by URL.
 func (p *Peer) Peers() []Record {
 	rows := p.peers.snapshot()
-	if p.p2p == nil {
+	if p.node == nil {
 		return rows
 	}
 	for i := range rows {
 		id, ok := p2pIDOf(rows[i].URL)
 		if !ok {
-			if d, err := peer.Decode(rows[i].PeerID); err == nil {
+			if d, err := lpeer.Decode(rows[i].PeerID); err == nil {
 				id, ok = d, true
 			}
 		}
 		if ok {
-			rows[i].Connection = p.p2p.connectionOf(id)
+			rows[i].Connection = p.node.ConnectionOf(id)
 		}
 	}
 	return rows

@@ -32,14 +32,11 @@
 // metrics at /metrics, from one registry per peer so several peers can run
 // in one process.
 //
-// With Config.P2P the peer also runs a libp2p host (p2p.go): a persistent
-// identity key, a connection manager and resource limits, the share
-// repository served over libp2p streams (go-libp2p's HTTP transport, under
-// ShareProtocol), and a Kademlia DHT private to a community (protocol
-// prefix /cocrawl/<community>). Sharing peers advertise themselves under
-// the community's namespace; every peer looks the namespace up again and
-// again and adds what it finds to the peer table as libp2p://<peer-id>
-// rows, which are merged over libp2p streams: the peer ID is the one the
-// connection authenticated, and a robots.shr naming another is refused.
-// Static peers (Config.Peers) are merged over HTTP and need no DHT.
+// With Config.P2P the peer also runs a libp2p node (package p2p), through
+// a small interface: its addresses, the community members it finds, a
+// client per peer ID, its status. What it finds goes in the peer table as
+// libp2p://<peer-id> rows (rows.go), merged over libp2p streams: the peer
+// ID is the one the connection authenticated, and a robots.shr naming
+// another is refused. Static peers (Config.Peers) are merged over HTTP and
+// need no DHT.
 package peer

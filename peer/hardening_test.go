@@ -4,17 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
-	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/libp2p/go-libp2p/core/network"
-	"github.com/libp2p/go-libp2p/core/peer"
 
 	"github.com/cocrawl/cocrawl/crawl"
 	"github.com/cocrawl/cocrawl/protocol"
@@ -134,60 +127,6 @@ func TestSybilsCannotLockOutNewcomers(t *testing.T) {
 
 func sybilRow(id string) string { return "libp2p://" + id + "/robots.shr" }
 
-// Issue 18, item 7: without --allow-private the libp2p host refuses to
-// dial loopback and private addresses, and publishes none of its own.
-func TestP2PRefusesPrivateAddresses(t *testing.T) {
-	node := func(allow bool) *p2pNode {
-		n, err := newP2PNode(P2PConfig{KeyFile: filepath.Join(t.TempDir(), "k"), NoDHT: true, AllowPrivate: allow,
-			ListenAddrs: []string{"/ip4/127.0.0.1/tcp/0"}}, http.NotFoundHandler(), slog.Default())
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { n.close() })
-		return n
-	}
-	guarded, open, target := node(false), node(true), node(true)
-	info := peer.AddrInfo{ID: target.host.ID(), Addrs: target.host.Addrs()}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := guarded.host.Connect(ctx, info); err == nil {
-		t.Error("a guarded host dialled a loopback address")
-	} else {
-		t.Logf("refused: %v", err)
-	}
-	if err := open.host.Connect(ctx, info); err != nil {
-		t.Errorf("with private addresses allowed: %v", err)
-	}
-	if a := guarded.Addrs(); len(a) != 0 {
-		t.Errorf("a guarded host publishes %v", a)
-	}
-	if a := open.Addrs(); len(a) == 0 {
-		t.Error("a host allowed private addresses publishes none")
-	}
-}
-
-// Issue 18, item 13: the identity key is written whole and durably: a
-// leftover temporary file from a crash is replaced, the key reads back,
-// and only the owner may read it.
-func TestIdentityKeyWrittenDurably(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "identity.key")
-	if err := os.WriteFile(path+".tmp", []byte("half a key"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := writeFileSynced(path, []byte("key"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(path)
-	fi, _ := os.Stat(path)
-	if err != nil || string(b) != "key" || fi.Mode().Perm() != 0o600 {
-		t.Fatalf("read back %q, %v, mode %v", b, err, fi.Mode())
-	}
-	if _, err := os.Stat(path + ".tmp"); !os.IsNotExist(err) {
-		t.Errorf("temporary file left behind: %v", err)
-	}
-}
-
 // failingStore is a store whose merges fail: a full disk.
 type failingStore struct{ *webevents.MemStore }
 
@@ -264,47 +203,5 @@ func TestRetention(t *testing.T) {
 	}
 	if _, ok, _ := st.Get("http://a.example/kept"); !ok {
 		t.Error("a live URL polled 40 days ago was dropped")
-	}
-}
-
-// Issue 18, item 3: a libp2p stream that opens an HTTP request and sends
-// nothing is cut off after the header timeout, as on TCP.
-func TestP2PStreamHeaderTimeout(t *testing.T) {
-	p2pHeaderTimeout = 300 * time.Millisecond
-	defer func() { p2pHeaderTimeout = 10 * time.Second }()
-	node := func() *p2pNode {
-		n, err := newP2PNode(P2PConfig{KeyFile: filepath.Join(t.TempDir(), "k"), NoDHT: true, AllowPrivate: true,
-			ListenAddrs: []string{"/ip4/127.0.0.1/tcp/0"}}, http.NotFoundHandler(), slog.Default())
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { n.close() })
-		return n
-	}
-	server, client := node(), node()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := client.host.Connect(ctx, peer.AddrInfo{ID: server.host.ID(), Addrs: server.host.Addrs()}); err != nil {
-		t.Fatal(err)
-	}
-	// The server's HTTP handler is registered by its Serve, which runs on
-	// its own goroutine: retry until it is.
-	var s network.Stream
-	var err error
-	for s, err = client.host.NewStream(ctx, server.host.ID(), "/http/1.1"); err != nil && ctx.Err() == nil; s, err = client.host.NewStream(ctx, server.host.ID(), "/http/1.1") {
-		time.Sleep(50 * time.Millisecond)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	if _, err := s.Write([]byte("GET / HTTP/1.1\r\n")); err != nil { // and never the rest
-		t.Fatal(err)
-	}
-	_ = s.SetReadDeadline(time.Now().Add(3 * time.Second))
-	start := time.Now()
-	n, err := s.Read(make([]byte, 512)) // an error answer, or the stream's end
-	if held := time.Since(start); held > 2*time.Second {
-		t.Fatalf("a stream sending half a request was held %v (%d bytes, %v)", held, n, err)
 	}
 }

@@ -8,8 +8,9 @@ import (
 	"slices"
 	"time"
 
-	"github.com/libp2p/go-libp2p/core/peer"
+	lpeer "github.com/libp2p/go-libp2p/core/peer"
 
+	"github.com/cocrawl/cocrawl/peer/p2p"
 	"github.com/cocrawl/cocrawl/peer/rho"
 	"github.com/cocrawl/cocrawl/protocol"
 )
@@ -51,7 +52,7 @@ func (p *Peer) tryMerge(ctx context.Context, drawn string) (bool, time.Duration)
 	if piece {
 		// A piece through a relay: the rest is asked for as soon as a new
 		// relayed connection may be opened.
-		p.peers.dueBy(rec.URL, end.Add(RelayPieceGap))
+		p.peers.dueBy(rec.URL, end.Add(p2p.RelayPieceGap))
 	}
 	p.askChecks(rep.Peer)
 	p.stats.merge(drawn, rep, err, o.took)
@@ -89,28 +90,22 @@ func (p *Peer) mergeFrom(ctx context.Context, rowURL string) (rep *protocol.Merg
 	}
 	// Over libp2p the host names no server (spec 7.5): any will do.
 	mergeURL := "http://" + id.String() + "/robots.shr"
-	if p.p2p == nil {
+	if p.node == nil {
 		return &protocol.MergeReport{Peer: mergeURL}, false, errors.New("peer: a libp2p peer, but libp2p is off")
 	}
 	// Day files go over a direct connection, which a hole punch makes for
 	// peers behind NAT; without one, through a relay in pieces: each
 	// relayed connection carries what the relay allows, and the cursor
 	// keeps what arrived, so the next merge asks for the rest (spec 7.6).
-	direct := p.p2p.ensureDirect(ctx, id, nil)
-	relayed := !direct && p.p2p.connected(id)
-	if relayed {
-		defer p.p2p.throughRelay(id)()
+	d, err := p.node.DialMerge(ctx, id)
+	if err != nil {
+		return reportOf(nil, mergeURL), false, err
 	}
-	client, cerr := p.p2p.client(id)
-	err = cerr
-	if err == nil {
-		m := p.merger // the same settings, another transport and check
-		m.Client = client
-		m.CheckControl = p.peers.learnControl(mergeURL, sameIdentity(id))
-		rep, err = m.Merge(ctx, mergeURL)
-	}
-	if relayed && rep != nil {
-		p.p2p.countRelayed(rep.WireBytes)
+	m := p.merger // the same settings, another transport and check
+	m.Client = d.Client
+	m.CheckControl = p.peers.learnControl(mergeURL, sameIdentity(id))
+	rep, err = m.Merge(ctx, mergeURL)
+	if d.Relayed {
 		broken := err != nil || slices.ContainsFunc(rep.Days, func(d protocol.DayReport) bool { return d.Err != nil })
 		if broken && rep.Records > 0 && ctx.Err() == nil {
 			// The relay ended the connection after its quota: what came is
@@ -119,13 +114,7 @@ func (p *Peer) mergeFrom(ctx context.Context, rowURL string) (rep *protocol.Merg
 			err, piece = nil, true
 		}
 	}
-	if err != nil && ctx.Err() == nil {
-		p.p2p.forget(id) // dial afresh next time, with the addresses known then
-		// A relayed connection carries no merge; the hole punch that would
-		// make a direct one starts when the other side sees a new relayed
-		// connection, so the next attempt comes through a fresh one.
-		p.p2p.dropRelayed(id)
-	}
+	d.Done(rep.WireBytes, err != nil && ctx.Err() == nil)
 	return reportOf(rep, mergeURL), piece, err
 }
 
@@ -138,7 +127,7 @@ func reportOf(rep *protocol.MergeReport, peerURL string) *protocol.MergeReport {
 
 // sameIdentity refuses a robots.shr that names another peer ID than the
 // one the libp2p connection authenticated.
-func sameIdentity(id peer.ID) func(*protocol.ShareControl) error {
+func sameIdentity(id lpeer.ID) func(*protocol.ShareControl) error {
 	return func(sc *protocol.ShareControl) error {
 		if sc.PeerID != "" && sc.PeerID != id.String() {
 			return fmt.Errorf("%w: robots.shr says %s, the connection %s", ErrPeerIDMismatch, sc.PeerID, id)

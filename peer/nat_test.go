@@ -17,6 +17,7 @@ import (
 	"github.com/libp2p/go-libp2p/p2p/transport/quicreuse"
 	"github.com/marcopolo/simnet"
 
+	"github.com/cocrawl/cocrawl/peer/p2p"
 	"github.com/cocrawl/cocrawl/webevents"
 )
 
@@ -53,20 +54,20 @@ func (s *fixedSource) PreferredSourceIPForDestination(*net.UDPAddr) (net.IP, err
 // over it. The DHT serves on the public peer only.
 func TestNATedPeersPunchAHoleAndMerge(t *testing.T) {
 	router := &simnet.SimpleFirewallRouter{}
-	relay := startMemPeer(t, testConfig(nil, "mirror"), P2PConfig{Community: "home", Reachability: ReachabilityPublic, RelayService: true,
-		ListenAddrs: []string{"/ip4/1.2.0.1/udp/8000/quic-v1"}, extra: []libp2p.Option{simulatedQUIC(true, router)}})
+	relay := startMemPeer(t, testConfig(nil, "mirror"), p2p.Config{Community: "home", Reachability: p2p.ReachabilityPublic, RelayService: true,
+		ListenAddrs: []string{"/ip4/1.2.0.1/udp/8000/quic-v1"}, Extra: []libp2p.Option{simulatedQUIC(true, router)}})
 	relayAddr := relay.P2PAddrs()[0]
 	home := func(ip string) *memPeer {
-		return startMemPeer(t, testConfig(nil, "mirror"), P2PConfig{Community: "home", Reachability: ReachabilityPrivate,
+		return startMemPeer(t, testConfig(nil, "mirror"), p2p.Config{Community: "home", Reachability: p2p.ReachabilityPrivate,
 			Bootstrap: []string{relayAddr}, Relays: []string{relayAddr},
-			ListenAddrs: []string{"/ip4/" + ip + "/udp/8000/quic-v1"}, extra: []libp2p.Option{simulatedQUIC(false, router)}})
+			ListenAddrs: []string{"/ip4/" + ip + "/udp/8000/quic-v1"}, Extra: []libp2p.Option{simulatedQUIC(false, router)}})
 	}
 	a, b := home("2.2.0.1"), home("2.2.0.2")
 	t.Cleanup(func() { stopAll([]*memPeer{a, b, relay}) })
 	// Each punches holes once it knows an address of its own to offer
 	// (the relay tells it the one it sees).
 	waitFor(t, 30*time.Second, "the hole-punching services", func() bool {
-		return slices.Contains(a.p2p.host.Mux().Protocols(), holepunch.Protocol) && slices.Contains(b.p2p.host.Mux().Protocols(), holepunch.Protocol)
+		return slices.Contains(nodeOf(a).Host().Mux().Protocols(), holepunch.Protocol) && slices.Contains(nodeOf(b).Host().Mux().Protocols(), holepunch.Protocol)
 	})
 	record := func(p *memPeer, from, n int) {
 		now := time.Now().Unix()
@@ -82,7 +83,7 @@ func TestNATedPeersPunchAHoleAndMerge(t *testing.T) {
 	record(b, 0, 20)
 	start := time.Now()
 	direct := func(p, other *memPeer) bool {
-		return strings.HasPrefix(p.p2p.connectionOf(mustDecode(t, other.PeerID())), "direct")
+		return strings.HasPrefix(p.node.ConnectionOf(mustDecode(t, other.PeerID())), "direct")
 	}
 	waitFor(t, 60*time.Second, "each NATed peer holds the other's events, and a direct connection", func() bool {
 		return cids(t, a.store)[b.CID()] == 20 && cids(t, b.store)[a.CID()] == 20 && direct(a, b) && direct(b, a)
@@ -120,11 +121,11 @@ func TestNATedPeersPunchAHoleAndMerge(t *testing.T) {
 // With reachability auto, the DHT serves while AutoNAT has no verdict and
 // follows it once it has one.
 func TestDHTModeFollowsReachability(t *testing.T) {
-	p := startMemPeer(t, testConfig(nil, "mirror"), P2PConfig{Community: "auto"})
-	if !p.p2p.dhtServing() {
+	p := startMemPeer(t, testConfig(nil, "mirror"), p2p.Config{Community: "auto"})
+	if !nodeOf(p).DHTServing() {
 		t.Fatal("before any verdict the DHT is a client, want server")
 	}
-	em, err := p.p2p.host.EventBus().Emitter(new(event.EvtLocalReachabilityChanged), eventbus.Stateful)
+	em, err := nodeOf(p).Host().EventBus().Emitter(new(event.EvtLocalReachabilityChanged), eventbus.Stateful)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +139,7 @@ func TestDHTModeFollowsReachability(t *testing.T) {
 			t.Fatal(err)
 		}
 		waitFor(t, 10*time.Second, "the DHT mode to follow "+step.name, func() bool {
-			return p.p2p.dhtServing() == step.server && p.Status(false).NAT.Reachability == step.name
+			return nodeOf(p).DHTServing() == step.server && p.Status(false).NAT.Reachability == step.name
 		})
 	}
 }
@@ -150,8 +151,8 @@ func TestDHTModeFollowsReachability(t *testing.T) {
 // keeps what arrived, and the next merge asks for the rest with Range.
 func TestMergeThroughARelayInPieces(t *testing.T) {
 	router := &simnet.SimpleFirewallRouter{}
-	relay := startMemPeer(t, testConfig(nil, "mirror"), P2PConfig{Community: "far", Reachability: ReachabilityPublic, RelayService: true,
-		RelayLimits: RelayLimits{Data: 64 << 10}, ListenAddrs: []string{"/ip4/1.2.0.1/udp/8000/quic-v1"}, extra: []libp2p.Option{simulatedQUIC(true, router)}})
+	relay := startMemPeer(t, testConfig(nil, "mirror"), p2p.Config{Community: "far", Reachability: p2p.ReachabilityPublic, RelayService: true,
+		RelayLimits: p2p.RelayLimits{Data: 64 << 10}, ListenAddrs: []string{"/ip4/1.2.0.1/udp/8000/quic-v1"}, Extra: []libp2p.Option{simulatedQUIC(true, router)}})
 	relayAddr := relay.P2PAddrs()[0]
 	// Merges a second apart: go-libp2p opens at most one new connection
 	// from an IP (the relay's, for every relayed one) each 5 s after a
@@ -159,9 +160,9 @@ func TestMergeThroughARelayInPieces(t *testing.T) {
 	home := func(ip, mode string) *memPeer {
 		cfg := testConfig(nil, mode)
 		cfg.Schedule = Schedule{MergeMin: time.Second, MergeMax: 2 * time.Second, BackoffBase: time.Second, BackoffMax: 2 * time.Second}
-		return startMemPeer(t, cfg, P2PConfig{Community: "far", Reachability: ReachabilityPrivate, NoHolePunching: true,
+		return startMemPeer(t, cfg, p2p.Config{Community: "far", Reachability: p2p.ReachabilityPrivate, NoHolePunching: true,
 			Bootstrap: []string{relayAddr}, Relays: []string{relayAddr},
-			ListenAddrs: []string{"/ip4/" + ip + "/udp/8000/quic-v1"}, extra: []libp2p.Option{simulatedQUIC(false, router)}})
+			ListenAddrs: []string{"/ip4/" + ip + "/udp/8000/quic-v1"}, Extra: []libp2p.Option{simulatedQUIC(false, router)}})
 	}
 	a, b := home("2.2.0.1", "altruistic"), home("2.2.0.2", "mirror")
 	t.Cleanup(func() { stopAll([]*memPeer{a, b, relay}) })
@@ -179,46 +180,12 @@ func TestMergeThroughARelayInPieces(t *testing.T) {
 	waitFor(t, 60*time.Second, "b holds a's records, through the relay", func() bool { return cids(t, b.store)[a.CID()] == n })
 	took := time.Since(start)
 	st := b.Status(false).NAT
-	conn := b.p2p.connectionOf(mustDecode(t, a.PeerID()))
+	conn := b.node.ConnectionOf(mustDecode(t, a.PeerID()))
 	t.Logf("%d records through a relay of 64 KiB a connection in %v: %d merges, %d bytes; connection %q", n, took.Round(time.Millisecond), st.RelayedMerges, st.RelayedBytes, conn)
 	if st.RelayedMerges < 2 || st.HolePunches.Attempts != 0 {
 		t.Errorf("NAT status %+v: want the file in several relayed merges, no hole punch", st)
 	}
 	if !strings.HasPrefix(conn, "relayed via "+relay.PeerID()) && conn != "" {
 		t.Errorf("b's connection to a is %q", conn)
-	}
-}
-
-// On a machine behind NAT (no public address on its interfaces), auto
-// reachability is private from the start, so the peer asks for a relay
-// slot at once; a public interface, an explicit setting or a LAN
-// community (AllowPrivate) leave it as it was.
-func TestAutoReachabilityBehindNAT(t *testing.T) {
-	lan := func() ([]net.Addr, error) {
-		return []net.Addr{&net.IPNet{IP: net.ParseIP("127.0.0.1"), Mask: net.CIDRMask(8, 32)},
-			&net.IPNet{IP: net.ParseIP("192.168.1.2"), Mask: net.CIDRMask(24, 32)}}, nil
-	}
-	public := func() ([]net.Addr, error) {
-		return []net.Addr{&net.IPNet{IP: net.ParseIP("192.168.1.2"), Mask: net.CIDRMask(24, 32)},
-			&net.IPNet{IP: net.ParseIP("1.2.0.11"), Mask: net.CIDRMask(24, 32)}}, nil
-	}
-	for _, c := range []struct {
-		name   string
-		cfg    P2PConfig
-		ifaces func() ([]net.Addr, error)
-		want   string
-	}{
-		{"a LAN address", P2PConfig{Reachability: ReachabilityAuto, ListenAddrs: []string{"/ip4/192.168.1.2/tcp/0"}}, lan, ReachabilityPrivate},
-		{"all interfaces, none public", P2PConfig{Reachability: ReachabilityAuto, ListenAddrs: []string{"/ip4/0.0.0.0/udp/0/quic-v1"}}, lan, ReachabilityPrivate},
-		{"all interfaces, one public", P2PConfig{Reachability: ReachabilityAuto, ListenAddrs: []string{"/ip4/0.0.0.0/udp/0/quic-v1"}}, public, ReachabilityAuto},
-		{"a public address", P2PConfig{Reachability: ReachabilityAuto, ListenAddrs: []string{"/ip4/1.2.0.11/tcp/4001"}}, lan, ReachabilityAuto},
-		{"set public", P2PConfig{Reachability: ReachabilityPublic, ListenAddrs: []string{"/ip4/192.168.1.2/tcp/0"}}, lan, ReachabilityPublic},
-		{"a LAN community", P2PConfig{Reachability: ReachabilityAuto, AllowPrivate: true, ListenAddrs: []string{"/ip4/127.0.0.1/tcp/0"}}, lan, ReachabilityAuto},
-	} {
-		cfg := c.cfg
-		why := resolveReachability(&cfg, c.ifaces)
-		if cfg.Reachability != c.want || (why != "") != (c.want != c.cfg.Reachability) {
-			t.Errorf("%s: %s (%q), want %s", c.name, cfg.Reachability, why, c.want)
-		}
 	}
 }

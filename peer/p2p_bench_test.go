@@ -5,6 +5,8 @@ import (
 	"math"
 	"testing"
 	"time"
+
+	"github.com/cocrawl/cocrawl/peer/p2p"
 )
 
 // Time until a newly joined peer knows 90% of a community of n, on
@@ -24,7 +26,7 @@ func benchmarkJoin(b *testing.B, n int) {
 		})
 		b.StartTimer()
 		start := time.Now()
-		newcomer := startMemPeer(b, benchConfig(), P2PConfig{Community: fmt.Sprintf("join%d", n), Bootstrap: ps[0].P2PAddrs()[:1],
+		newcomer := startMemPeer(b, benchConfig(), p2p.Config{Community: fmt.Sprintf("join%d", n), Bootstrap: ps[0].P2PAddrs()[:1],
 			FindEvery: 2 * time.Second, FindMax: time.Minute})
 		target := int(math.Ceil(0.9 * float64(n)))
 		waitForB(b, 2*time.Minute, func() bool { return knows(newcomer, ps) >= target })
@@ -62,10 +64,10 @@ func benchConfig() Config {
 }
 
 func p2pCommunitySchedule(b testing.TB, n int, name string, every, most time.Duration) []*memPeer {
-	boot := startMemPeer(b, benchConfig(), P2PConfig{Community: name, FindEvery: every, FindMax: most})
+	boot := startMemPeer(b, benchConfig(), p2p.Config{Community: name, FindEvery: every, FindMax: most})
 	ps := []*memPeer{boot}
 	for range n - 1 {
-		ps = append(ps, startMemPeer(b, benchConfig(), P2PConfig{Community: name, Bootstrap: boot.P2PAddrs()[:1], FindEvery: every, FindMax: most}))
+		ps = append(ps, startMemPeer(b, benchConfig(), p2p.Config{Community: name, Bootstrap: boot.P2PAddrs()[:1], FindEvery: every, FindMax: most}))
 	}
 	return ps
 }
@@ -87,20 +89,20 @@ func waitForB(b *testing.B, d time.Duration, cond func() bool) {
 // NATed peer is spared by not serving.
 func BenchmarkDHTTrafficClientVsServer(b *testing.B) {
 	for range b.N {
-		boot := startMemPeer(b, benchConfig(), P2PConfig{Community: "cvs", FindEvery: time.Minute, FindMax: time.Minute, Reachability: ReachabilityPublic})
+		boot := startMemPeer(b, benchConfig(), p2p.Config{Community: "cvs", FindEvery: time.Minute, FindMax: time.Minute, Reachability: p2p.ReachabilityPublic})
 		ps := []*memPeer{boot}
 		for i := range 9 {
-			reach := ReachabilityPublic
+			reach := p2p.ReachabilityPublic
 			if i >= 4 {
-				reach = ReachabilityPrivate
+				reach = p2p.ReachabilityPrivate
 			}
-			ps = append(ps, startMemPeer(b, benchConfig(), P2PConfig{Community: "cvs", Bootstrap: boot.P2PAddrs()[:1],
+			ps = append(ps, startMemPeer(b, benchConfig(), p2p.Config{Community: "cvs", Bootstrap: boot.P2PAddrs()[:1],
 				FindEvery: time.Minute, FindMax: time.Minute, Reachability: reach}))
 		}
 		const window = time.Minute
 		var server, client float64
 		for i, d := range dhtBytesAtRest(b, ps, window) {
-			if ps[i].p2p.dhtServing() {
+			if nodeOf(ps[i]).DHTServing() {
 				server += float64(d)
 			} else {
 				client += float64(d)
@@ -128,14 +130,14 @@ func dhtBytesAtRest(b *testing.B, ps []*memPeer, window time.Duration) []int64 {
 	time.Sleep(10 * time.Second)
 	before := make([]int64, len(ps))
 	for i, p := range ps {
-		in, out := p.p2p.dhtBytes()
-		before[i] = in + out
+		st := p.node.Status()
+		before[i] = st.DHTIn + st.DHTOut
 	}
 	time.Sleep(window)
 	deltas := make([]int64, len(ps))
 	for i, p := range ps {
-		in, out := p.p2p.dhtBytes()
-		deltas[i] = in + out - before[i]
+		st := p.node.Status()
+		deltas[i] = st.DHTIn + st.DHTOut - before[i]
 	}
 	return deltas
 }

@@ -11,10 +11,11 @@ import (
 	"time"
 
 	"github.com/libp2p/go-libp2p"
-	"github.com/libp2p/go-libp2p/core/peer"
+	lpeer "github.com/libp2p/go-libp2p/core/peer"
 	libp2phttp "github.com/libp2p/go-libp2p/p2p/http"
 
 	"github.com/cocrawl/cocrawl/crawl"
+	"github.com/cocrawl/cocrawl/peer/p2p"
 	"github.com/cocrawl/cocrawl/webevents"
 )
 
@@ -28,16 +29,20 @@ type memPeer struct {
 
 var memPeerSeq int
 
-func startMemPeer(t testing.TB, cfg Config, p2p P2PConfig) *memPeer {
+// nodeOf is a peer's libp2p node, for what the tests look at below the
+// interface the peer uses.
+func nodeOf(p *memPeer) *p2p.Node { return p.node.(*p2p.Node) }
+
+func startMemPeer(t testing.TB, cfg Config, nc p2p.Config) *memPeer {
 	t.Helper()
-	if p2p.KeyFile == "" {
-		p2p.KeyFile = filepath.Join(t.TempDir(), "identity.key")
+	if nc.KeyFile == "" {
+		nc.KeyFile = filepath.Join(t.TempDir(), "identity.key")
 	}
-	p2p.AllowPrivate = true
-	if p2p.FindEvery == 0 {
-		p2p.FindEvery, p2p.FindMax = 100*time.Millisecond, time.Second
+	nc.AllowPrivate = true
+	if nc.FindEvery == 0 {
+		nc.FindEvery, nc.FindMax = 100*time.Millisecond, time.Second
 	}
-	cfg.P2P = &p2p
+	cfg.P2P = &nc
 	if cfg.Addr == "" {
 		memPeerSeq++
 		cfg.Addr = fmt.Sprintf("p2p-only-%d.invalid:0", memPeerSeq)
@@ -94,10 +99,10 @@ func stopAll(ps []*memPeer) {
 // the first.
 func p2pCommunity(t testing.TB, n int, name string, mode string) []*memPeer {
 	t.Helper()
-	boot := startMemPeer(t, testConfig(nil, mode), P2PConfig{Community: name})
+	boot := startMemPeer(t, testConfig(nil, mode), p2p.Config{Community: name})
 	ps := []*memPeer{boot}
 	for range n - 1 {
-		ps = append(ps, startMemPeer(t, testConfig(nil, mode), P2PConfig{Community: name, Bootstrap: boot.P2PAddrs()[:1]}))
+		ps = append(ps, startMemPeer(t, testConfig(nil, mode), p2p.Config{Community: name, Bootstrap: boot.P2PAddrs()[:1]}))
 	}
 	t.Cleanup(func() { stopAll(ps) })
 	return ps
@@ -132,7 +137,7 @@ func TestCommunitiesNeverMix(t *testing.T) {
 	// Beta's newcomer is even given alpha's bootstrap node besides its own.
 	b := p2pCommunity(t, 2, "beta", "sharing-hybrid")
 	b = append(b, startMemPeer(t, testConfig(nil, "sharing-hybrid"),
-		P2PConfig{Community: "beta", Bootstrap: []string{b[0].P2PAddrs()[0], a[0].P2PAddrs()[0]}}))
+		p2p.Config{Community: "beta", Bootstrap: []string{b[0].P2PAddrs()[0], a[0].P2PAddrs()[0]}}))
 	waitFor(t, 30*time.Second, "each community found itself", func() bool {
 		for _, c := range [][]*memPeer{a, b} {
 			for _, p := range c {
@@ -157,12 +162,12 @@ func TestCommunitiesNeverMix(t *testing.T) {
 // in the DHT holds its events.
 func TestMergeOverLibp2pWithoutHTTP(t *testing.T) {
 	w := startWeb(t, 1)
-	src := startMemPeer(t, testConfig(w.Seeds(), "altruistic"), P2PConfig{Community: "nat"})
-	mirror := startMemPeer(t, testConfig(nil, "mirror"), P2PConfig{Community: "nat", Bootstrap: src.P2PAddrs()[:1]})
+	src := startMemPeer(t, testConfig(w.Seeds(), "altruistic"), p2p.Config{Community: "nat"})
+	mirror := startMemPeer(t, testConfig(nil, "mirror"), p2p.Config{Community: "nat", Bootstrap: src.P2PAddrs()[:1]})
 	waitFor(t, 30*time.Second, "the mirror holds the sharer's events, merged over libp2p", func() bool {
 		return cids(t, mirror.store)[src.CID()] >= 10
 	})
-	row := peerRow(&testPeer{Peer: mirror.Peer}, p2pURL(peer.ID(mustDecode(t, src.PeerID()))))
+	row := peerRow(&testPeer{Peer: mirror.Peer}, p2pURL(lpeer.ID(mustDecode(t, src.PeerID()))))
 	if row.Source != "dht" || row.Merges == 0 || !row.Healthy() || row.PeerID != src.PeerID() {
 		t.Fatalf("the mirror's row for the sharer: %+v", row)
 	}
@@ -172,8 +177,8 @@ func TestMergeOverLibp2pWithoutHTTP(t *testing.T) {
 	}
 }
 
-func mustDecode(t *testing.T, s string) peer.ID {
-	id, err := peer.Decode(s)
+func mustDecode(t *testing.T, s string) lpeer.ID {
+	id, err := lpeer.Decode(s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,10 +187,10 @@ func mustDecode(t *testing.T, s string) peer.ID {
 
 func TestRestartKeepsIdentity(t *testing.T) {
 	key := filepath.Join(t.TempDir(), "identity.key")
-	p := startMemPeer(t, testConfig(nil, "mirror"), P2PConfig{KeyFile: key, NoDHT: true})
+	p := startMemPeer(t, testConfig(nil, "mirror"), p2p.Config{KeyFile: key, NoDHT: true})
 	id := p.PeerID()
 	p.stop()
-	again := startMemPeer(t, testConfig(nil, "mirror"), P2PConfig{KeyFile: key, NoDHT: true})
+	again := startMemPeer(t, testConfig(nil, "mirror"), p2p.Config{KeyFile: key, NoDHT: true})
 	if again.PeerID() != id || id == "" {
 		t.Fatalf("peer ID %q after restart, was %q", again.PeerID(), id)
 	}
@@ -205,7 +210,7 @@ func TestPeerIDFromTheConnectionNotTheFile(t *testing.T) {
 	}
 	defer victim.Close()
 	lh := &libp2phttp.Host{StreamHost: liar}
-	lh.SetHTTPHandlerAtPath(ShareProtocol, "/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	lh.SetHTTPHandlerAtPath(p2p.ShareProtocol, "/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/robots.shr" {
 			fmt.Fprintf(w, "version: 1.1\ncrawler: liar.example:80 x/1\nrepository: /share/\npeer-id: %s\n", victim.ID())
 			return
@@ -215,8 +220,8 @@ func TestPeerIDFromTheConnectionNotTheFile(t *testing.T) {
 	go lh.Serve()
 	defer lh.Close()
 
-	m := startMemPeer(t, testConfig(nil, "mirror"), P2PConfig{NoDHT: true})
-	m.p2p.learn(peer.AddrInfo{ID: liar.ID(), Addrs: liar.Addrs()}, "dht")
+	m := startMemPeer(t, testConfig(nil, "mirror"), p2p.Config{NoDHT: true})
+	nodeOf(m).Learn(lpeer.AddrInfo{ID: liar.ID(), Addrs: liar.Addrs()}, "dht")
 	waitFor(t, 10*time.Second, "the merge from the liar failed", func() bool {
 		return peerRow(&testPeer{Peer: m.Peer}, p2pURL(liar.ID())).Failures > 0
 	})
@@ -233,8 +238,8 @@ func TestPeerIDFromTheConnectionNotTheFile(t *testing.T) {
 // off, and stays in the table.
 func TestVanishedPeerIsBackedOff(t *testing.T) {
 	w := startWeb(t, 1)
-	src := startMemPeer(t, testConfig(w.Seeds(), "altruistic"), P2PConfig{Community: "gone"})
-	mirror := startMemPeer(t, testConfig(nil, "mirror"), P2PConfig{Community: "gone", Bootstrap: src.P2PAddrs()[:1]})
+	src := startMemPeer(t, testConfig(w.Seeds(), "altruistic"), p2p.Config{Community: "gone"})
+	mirror := startMemPeer(t, testConfig(nil, "mirror"), p2p.Config{Community: "gone", Bootstrap: src.P2PAddrs()[:1]})
 	key := p2pURL(mustDecode(t, src.PeerID()))
 	row := func() Record { return peerRow(&testPeer{Peer: mirror.Peer}, key) }
 	waitFor(t, 20*time.Second, "the mirror merged from the sharer", func() bool { return row().Merges > 0 })

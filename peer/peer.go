@@ -18,14 +18,29 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/libp2p/go-libp2p/core/peer"
+	lpeer "github.com/libp2p/go-libp2p/core/peer"
 	"golang.org/x/time/rate"
 
 	"github.com/cocrawl/cocrawl/crawl"
+	"github.com/cocrawl/cocrawl/peer/p2p"
 	"github.com/cocrawl/cocrawl/peer/rho"
 	"github.com/cocrawl/cocrawl/protocol"
 	"github.com/cocrawl/cocrawl/webevents"
 )
+
+// p2pNode is what the cooperation needs of its libp2p node (package
+// p2p): addresses, found peers, a client per peer ID, status.
+type p2pNode interface {
+	ID() lpeer.ID
+	Addrs() []string
+	ListenAddrs() []string
+	OnFound(func(ai lpeer.AddrInfo, source string))
+	Run(ctx context.Context, share bool)
+	DialMerge(ctx context.Context, id lpeer.ID) (*p2p.Dial, error)
+	ConnectionOf(id lpeer.ID) string
+	Status() p2p.Status
+	Close() error
+}
 
 // Config configures a Peer. Zero fields take the defaults named.
 type Config struct {
@@ -76,7 +91,7 @@ type Config struct {
 	// P2P, when set, runs a libp2p host: the share repository is served
 	// over libp2p streams too, and (unless P2P.NoDHT) community peers are
 	// found through the DHT and merged over libp2p.
-	P2P *P2PConfig
+	P2P *p2p.Config
 	// Grace is how long in-flight operations may take to finish after Run's
 	// context ends; default 10 s. Then they are cancelled: a cancelled poll
 	// is due again, a cancelled merge resumes from its cursor.
@@ -144,7 +159,7 @@ type Peer struct {
 	histMu  sync.Mutex
 	history []Sample
 
-	p2p       *p2pNode // nil without Config.P2P
+	node      p2pNode // nil without Config.P2P
 	closeOnce sync.Once
 	budget    *rate.Limiter // nil: no cap
 	checks    *checker
@@ -232,7 +247,7 @@ func New(cfg Config, st Stores) (*Peer, error) {
 		shareStore = emptyShare{st.Events}
 	}
 	p.share, err = protocol.NewServer(shareStore, protocol.ServerOptions{
-		ClientKey: shareClient,
+		ClientKey: p2p.ClientOf,
 		Control:   protocol.ShareControl{Crawler: cid, Contact: cfg.Contact, Special: cfg.Special, Repository: "/share/"},
 		Logger:    cfg.Logger,
 		Update:    p.updateControl,
@@ -244,11 +259,15 @@ func New(cfg Config, st Stores) (*Peer, error) {
 		return nil, err
 	}
 	if cfg.P2P != nil {
-		p.p2p, err = newP2PNode(*cfg.P2P, p.share, cfg.Logger)
+		n, err := p2p.New(*cfg.P2P, p.share, cfg.Logger)
 		if err != nil {
+			if ce := (*p2p.ConfigError)(nil); errors.As(err, &ce) {
+				err = &ConfigError{err}
+			}
 			return nil, err
 		}
-		p.p2p.found = p.addP2PPeer
+		n.OnFound(p.addP2PPeer)
+		p.node = n
 	}
 	p.excludeRepository("self", "http://"+cfg.Addr+"/robots.shr", "http://"+cfg.Addr+p.share.RepositoryPath())
 	if err := st.Peers.LoadPeers(func(r Record) error {
@@ -283,9 +302,9 @@ func (p *Peer) updateControl(sc *protocol.ShareControl) {
 		}
 	}
 	p.ctlMu.Unlock()
-	if p.p2p != nil {
-		sc.PeerID = p.p2p.ID().String()
-		sc.P2PAddrs = p.p2p.Addrs()
+	if p.node != nil {
+		sc.PeerID = p.node.ID().String()
+		sc.P2PAddrs = p.node.Addrs()
 	}
 }
 
@@ -303,8 +322,8 @@ func (p *Peer) Close() {
 
 func (p *Peer) closeP2P() {
 	p.closeOnce.Do(func() {
-		if p.p2p != nil {
-			if err := p.p2p.close(); err != nil {
+		if p.node != nil {
+			if err := p.node.Close(); err != nil {
 				p.log.Warn("closing the libp2p host", "err", err)
 			}
 		}
@@ -313,37 +332,37 @@ func (p *Peer) closeP2P() {
 
 // PeerID is the peer's libp2p identity, "" without libp2p.
 func (p *Peer) PeerID() string {
-	if p.p2p == nil {
+	if p.node == nil {
 		return ""
 	}
-	return p.p2p.ID().String()
+	return p.node.ID().String()
 }
 
 // P2PAddrs are the peer's libp2p addresses, each ending in /p2p/<id>:
 // those it announces (public ones and relay circuits, unless
 // AllowPrivate).
 func (p *Peer) P2PAddrs() []string {
-	if p.p2p == nil {
+	if p.node == nil {
 		return nil
 	}
-	return p.p2p.Addrs()
+	return p.node.Addrs()
 }
 
 // P2PListenAddrs are the addresses the libp2p host listens on, announced
 // or not.
 func (p *Peer) P2PListenAddrs() []string {
-	if p.p2p == nil {
+	if p.node == nil {
 		return nil
 	}
-	return addrStrings(p.p2p.host.Network().ListenAddresses())
+	return p.node.ListenAddrs()
 }
 
 // NAT is how the peer is reached; false without libp2p.
-func (p *Peer) NAT() (NATStatus, bool) {
-	if p.p2p == nil {
-		return NATStatus{}, false
+func (p *Peer) NAT() (p2p.NATStatus, bool) {
+	if p.node == nil {
+		return p2p.NATStatus{}, false
 	}
-	return p.p2p.natStatus(), true
+	return p.node.Status().NAT, true
 }
 
 // CID is what this peer writes as the observer of the events it polls.
@@ -425,11 +444,11 @@ func (p *Peer) Run(ctx context.Context) error {
 	defer stopGrace()
 
 	var wg sync.WaitGroup
-	if p.p2p != nil {
+	if p.node != nil {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			p.p2p.run(ctx, p.cfg.Share)
+			p.node.Run(ctx, p.cfg.Share)
 		}()
 	}
 	for i := range p.cfg.Slots {
@@ -521,7 +540,7 @@ func (p *Peer) tryPoll(ctx context.Context, drawn string) (bool, time.Duration) 
 }
 
 // addP2PPeer puts a community member found over libp2p in the peer table.
-func (p *Peer) addP2PPeer(ai peer.AddrInfo, source string) {
+func (p *Peer) addP2PPeer(ai lpeer.AddrInfo, source string) {
 	var addrs []string
 	for _, a := range ai.Addrs {
 		addrs = append(addrs, a.String())

@@ -19,6 +19,7 @@ import (
 
 	"github.com/cocrawl/cocrawl/internal/netguard"
 	"github.com/cocrawl/cocrawl/peer"
+	"github.com/cocrawl/cocrawl/peer/p2p"
 	"github.com/cocrawl/cocrawl/protocol"
 	"github.com/cocrawl/cocrawl/webevents"
 )
@@ -80,7 +81,7 @@ func newRunFlags() (*flag.FlagSet, *runOptions) {
 	fs.BoolVar(&o.noDHT, "no-dht", false, "do not join the community DHT (libp2p still serves and merges)")
 	fs.BoolVar(&o.noP2P, "no-p2p", false, "no libp2p at all: HTTP only, peers only from --peer")
 	fs.BoolVar(&o.mdns, "mdns", false, "also find community peers on the local network by mDNS")
-	fs.StringVar(&o.reachability, "reachability", peer.ReachabilityAuto, "auto (AutoNAT finds out), public or private (behind NAT): the DHT serves only while public")
+	fs.StringVar(&o.reachability, "reachability", p2p.ReachabilityAuto, "auto (AutoNAT finds out), public or private (behind NAT): the DHT serves only while public")
 	fs.BoolVar(&o.relayService, "relay-service", false, "offer this peer as a circuit relay to NATed peers, within limits (a public peer)")
 	fs.Var(&o.relays, "relay", "multiaddr ending in /p2p/<peer-id> of a relay to be reached through while behind NAT (repeatable); default: relays of the community")
 	fs.BoolVar(&o.noPunch, "no-hole-punching", false, "do not punch holes through NAT for direct connections (DCUtR)")
@@ -114,7 +115,7 @@ func (o *runOptions) check(fs *flag.FlagSet) error {
 		return usagef("--merge-min must be positive and at most --merge-max")
 	}
 	switch o.reachability {
-	case peer.ReachabilityAuto, peer.ReachabilityPublic, peer.ReachabilityPrivate:
+	case p2p.ReachabilityAuto, p2p.ReachabilityPublic, p2p.ReachabilityPrivate:
 	default:
 		return usagef("--reachability %q is not auto, public or private", o.reachability)
 	}
@@ -218,9 +219,9 @@ func servePeer(ctx context.Context, o *runOptions, out io.Writer) error {
 // peerConfig is the peer that o describes, reached at addr; libp2p listens
 // on ip unless --p2p-listen says otherwise.
 func (o *runOptions) peerConfig(addr string, ip net.IP, lg *slog.Logger) peer.Config {
-	var p2p *peer.P2PConfig
+	var node *p2p.Config
 	if !o.noP2P {
-		p2p = &peer.P2PConfig{
+		node = &p2p.Config{
 			KeyFile: filepath.Join(o.data, "identity.key"), Community: o.community,
 			ListenAddrs: o.p2pListen, ListenIP: ip,
 			Bootstrap: o.bootstrap, NoDHT: o.noDHT, MDNS: o.mdns, AllowPrivate: o.allowPrivate,
@@ -234,7 +235,7 @@ func (o *runOptions) peerConfig(addr string, ip net.IP, lg *slog.Logger) peer.Co
 		Controller: b.Controller, Mode: b.Name, Share: b.Share,
 		Peers: o.peers, Slots: o.slots, AllowPrivate: o.allowPrivate, RequestsPerSecond: o.budget, NoSplit: o.noSplit,
 		Schedule: peer.Schedule{MergeMin: o.mergeMin, MergeMax: o.mergeMax},
-		P2P:      p2p, Logger: lg,
+		P2P:      node, Logger: lg,
 		MergeInScope: o.mergeInScope, DayQuota: o.dayQuota, KeepDays: o.keepDays,
 	}
 }
@@ -409,11 +410,11 @@ func sortedKeys(m map[string]float64) []string {
 
 // reachabilityPlan says what the peer does about its reachability, for
 // the start-up lines.
-func reachabilityPlan(n peer.NATStatus) string {
+func reachabilityPlan(n p2p.NATStatus) string {
 	switch {
-	case n.Reachability == peer.ReachabilityPrivate && n.Why != "":
+	case n.Reachability == p2p.ReachabilityPrivate && n.Why != "":
 		return "private, " + n.Why + ": the peer asks the community's relays for a slot, is reached through them, then directly by hole punching"
-	case n.Reachability == peer.ReachabilityPrivate:
+	case n.Reachability == p2p.ReachabilityPrivate:
 		return "private (--reachability): the peer asks the community's relays for a slot, is reached through them, then directly by hole punching"
 	case n.Forced:
 		return "public (--reachability): the DHT serves and peers dial this peer directly"
@@ -423,7 +424,7 @@ func reachabilityPlan(n peer.NATStatus) string {
 
 // natLine is the reachability verdict and the relays held, as printed
 // when they change.
-func natLine(n peer.NATStatus) string {
+func natLine(n p2p.NATStatus) string {
 	relays := "no relay slot"
 	if len(n.Relays) > 0 {
 		relays = "a relay slot on " + strings.Join(n.Relays, ", ")

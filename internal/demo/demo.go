@@ -18,6 +18,7 @@ import (
 	"github.com/cocrawl/cocrawl/crawl"
 	"github.com/cocrawl/cocrawl/internal/testweb"
 	"github.com/cocrawl/cocrawl/peer"
+	"github.com/cocrawl/cocrawl/peer/p2p"
 	"github.com/cocrawl/cocrawl/peer/rho"
 	"github.com/cocrawl/cocrawl/webevents"
 )
@@ -393,7 +394,7 @@ func startMember(ctx context.Context, cfg Config, dir, group string, i int, host
 				pc.Special = append(pc.Special, strings.TrimSuffix(u, "/")+"/")
 			}
 		}
-		pc.P2P = &peer.P2PConfig{
+		pc.P2P = &p2p.Config{
 			KeyFile: filepath.Join(dir, name, "identity.key"), Community: fmt.Sprintf("demo-%d", cfg.Seed),
 			ListenAddrs: []string{"/ip4/127.0.0.1/tcp/0"}, Bootstrap: bootstrap, AllowPrivate: true,
 			FindEvery: 500 * time.Millisecond, FindMax: 5 * time.Second,

@@ -1,4 +1,4 @@
-package peer
+package p2p
 
 import (
 	"context"
@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -43,10 +42,10 @@ import (
 // under over HTTP on libp2p streams (spec section 7.5).
 const ShareProtocol = protocol.ID("/cocrawl/share/" + cprotocol.Version11)
 
-// P2PConfig configures the libp2p side of a peer. The zero value with a
+// Config configures the libp2p side of a peer. The zero value with a
 // KeyFile runs a host on loopback ports chosen by the system, in the
 // community "default", with the DHT on.
-type P2PConfig struct {
+type Config struct {
 	// KeyFile holds the peer's private identity key; it is created (0600)
 	// when missing, so a restarted peer keeps its peer ID. Required.
 	KeyFile string
@@ -92,7 +91,9 @@ type P2PConfig struct {
 	Relays         []string
 	NoHolePunching bool // no DCUtR
 
-	extra []libp2p.Option // tests: a simulated network
+	// Extra options go to libp2p after this package's: tests give a
+	// simulated network.
+	Extra []libp2p.Option
 }
 
 // defaultListenAddrs are TCP and QUIC on ip, ports chosen by the system.
@@ -109,15 +110,15 @@ func defaultListenAddrs(ip net.IP) []string {
 
 var communityName = regexp.MustCompile(`^[a-z0-9._-]{1,64}$`)
 
-func (c *P2PConfig) defaults() error {
+func (c *Config) defaults() error {
 	if c.KeyFile == "" {
-		return configErrorf("peer: P2PConfig.KeyFile is required")
+		return configErrorf("p2p: Config.KeyFile is required")
 	}
 	if c.Community == "" {
 		c.Community = "default"
 	}
 	if !communityName.MatchString(c.Community) {
-		return configErrorf("peer: community %q: use 1 to 64 of a-z, 0-9, '.', '_' and '-'", c.Community)
+		return configErrorf("p2p: community %q: use 1 to 64 of a-z, 0-9, '.', '_' and '-'", c.Community)
 	}
 	if len(c.ListenAddrs) == 0 {
 		c.ListenAddrs = defaultListenAddrs(c.ListenIP)
@@ -151,10 +152,10 @@ func Namespace(community string) string {
 	return "/cocrawl/" + community + "/share/" + cprotocol.Version11
 }
 
-// p2pNode is a peer's libp2p host, its community DHT and the share
+// Node is a peer's libp2p host, its community DHT and the share
 // repository served over libp2p streams.
-type p2pNode struct {
-	cfg   P2PConfig
+type Node struct {
+	cfg   Config
 	host  host.Host
 	dht   *dht.IpfsDHT // nil with NoDHT
 	http  *libp2phttp.Host
@@ -187,12 +188,12 @@ func loadKey(path string) (crypto.PrivKey, error) {
 	if err == nil {
 		k, err := crypto.UnmarshalPrivateKey(b)
 		if err != nil {
-			return nil, fmt.Errorf("peer: identity key %s: %w", path, err)
+			return nil, fmt.Errorf("p2p: identity key %s: %w", path, err)
 		}
 		return k, nil
 	}
 	if !errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("peer: identity key: %w", err)
+		return nil, fmt.Errorf("p2p: identity key: %w", err)
 	}
 	k, _, err := crypto.GenerateEd25519Key(nil)
 	if err != nil {
@@ -209,7 +210,7 @@ func loadKey(path string) (crypto.PrivKey, error) {
 	// so neither a crash nor a power loss leaves a half key or none: the
 	// peer's identity would change and its peers would know it no more.
 	if err := writeFileSynced(path, b, 0o600); err != nil {
-		return nil, fmt.Errorf("peer: write identity key: %w", err)
+		return nil, fmt.Errorf("p2p: write identity key: %w", err)
 	}
 	return k, nil
 }
@@ -245,9 +246,10 @@ func writeFileSynced(path string, b []byte, perm os.FileMode) error {
 	return dir.Sync()
 }
 
-// newP2PNode starts the host (listening) and, unless NoDHT, the DHT; the
-// search for peers starts with run.
-func newP2PNode(cfg P2PConfig, share http.Handler, lg *slog.Logger) (*p2pNode, error) {
+// New starts the host (listening) and, unless NoDHT, the DHT, serving
+// share (the share repository) over libp2p streams at ShareProtocol; the
+// search for peers starts with Run.
+func New(cfg Config, share http.Handler, lg *slog.Logger) (*Node, error) {
 	if err := cfg.defaults(); err != nil {
 		return nil, err
 	}
@@ -255,7 +257,7 @@ func newP2PNode(cfg P2PConfig, share http.Handler, lg *slog.Logger) (*p2pNode, e
 	for _, s := range cfg.Bootstrap {
 		ai, err := peer.AddrInfoFromString(s)
 		if err != nil {
-			return nil, configErrorf("peer: bootstrap %q: %w (want a multiaddr ending in /p2p/<peer-id>)", s, err)
+			return nil, configErrorf("p2p: bootstrap %q: %w (want a multiaddr ending in /p2p/<peer-id>)", s, err)
 		}
 		boot = append(boot, *ai)
 	}
@@ -296,22 +298,22 @@ func newP2PNode(cfg P2PConfig, share http.Handler, lg *slog.Logger) (*p2pNode, e
 	if err != nil {
 		return nil, err
 	}
-	opts = append(append(opts, natOpts...), cfg.extra...)
+	opts = append(append(opts, natOpts...), cfg.Extra...)
 	// The host keeps all its addresses (the HTTP-over-libp2p server needs
 	// one to serve streams); what the DHT announces and keeps is filtered
 	// below.
 	h, err := libp2p.New(opts...)
 	if err != nil {
-		return nil, fmt.Errorf("peer: libp2p host: %w", err)
+		return nil, fmt.Errorf("p2p: libp2p host: %w", err)
 	}
 	built.Store(&h)
 	watchCtx, stop := context.WithCancel(context.Background())
 	if err := tr.watch(watchCtx, h); err != nil {
 		stop()
 		h.Close()
-		return nil, fmt.Errorf("peer: libp2p events: %w", err)
+		return nil, fmt.Errorf("p2p: libp2p events: %w", err)
 	}
-	n := &p2pNode{cfg: cfg, host: h, log: lg, bw: bw, nat: tr, stop: stop, reachWhy: reachWhy, clients: map[peer.ID]*http.Client{},
+	n := &Node{cfg: cfg, host: h, log: lg, bw: bw, nat: tr, stop: stop, reachWhy: reachWhy, clients: map[peer.ID]*http.Client{},
 		relayed: map[peer.ID]int{}, noPunch: map[peer.ID]time.Time{}, lastRelayed: map[peer.ID]time.Time{}, serveDone: make(chan struct{})}
 	n.http = &libp2phttp.Host{StreamHost: headerDeadlineHost{Host: h, limited: n.relayAllowed}}
 	n.http.SetHTTPHandlerAtPath(ShareProtocol, "/", withDeadlines(share))
@@ -337,7 +339,7 @@ func newP2PNode(cfg P2PConfig, share http.Handler, lg *slog.Logger) (*p2pNode, e
 			n.http.Close()
 			stop()
 			h.Close()
-			return nil, fmt.Errorf("peer: community DHT: %w", err)
+			return nil, fmt.Errorf("p2p: community DHT: %w", err)
 		}
 	}
 	return n, nil
@@ -382,12 +384,12 @@ func publicOnly(addrs []ma.Multiaddr) []ma.Multiaddr {
 }
 
 // ID is the peer's libp2p identity.
-func (n *p2pNode) ID() peer.ID { return n.host.ID() }
+func (n *Node) ID() peer.ID { return n.host.ID() }
 
 // Addrs are the host's listen addresses as full multiaddrs ending in
 // /p2p/<id>, sorted: public ones only, unless AllowPrivate, so robots.shr
 // does not publish a LAN's addresses.
-func (n *p2pNode) Addrs() []string {
+func (n *Node) Addrs() []string {
 	var out []string
 	addrs := n.host.Addrs()
 	if !n.cfg.AllowPrivate {
@@ -400,10 +402,10 @@ func (n *p2pNode) Addrs() []string {
 	return out
 }
 
-// run joins the community and looks for its members until ctx ends:
+// Run joins the community and looks for its members until ctx ends:
 // bootstrap, wait for a routing table, advertise (when sharing) and look
 // up the namespace again and again.
-func (n *p2pNode) run(ctx context.Context, share bool) {
+func (n *Node) Run(ctx context.Context, share bool) {
 	if n.cfg.MDNS {
 		n.mdns = mdns.NewMdnsService(n.host, "cocrawl-"+n.cfg.Community, mdnsNotifee{n})
 		if err := n.mdns.Start(); err != nil {
@@ -446,7 +448,7 @@ func (n *p2pNode) run(ctx context.Context, share bool) {
 		if err == nil {
 			for ai := range ch {
 				if ai.ID != n.host.ID() && ai.ID != "" {
-					n.learn(ai, "dht")
+					n.Learn(ai, "dht")
 				}
 			}
 		} else if ctx.Err() == nil {
@@ -464,7 +466,7 @@ func (n *p2pNode) run(ctx context.Context, share bool) {
 // advertise keeps this peer's provider record alive, and renews it when
 // the host's addresses change: the record carries them, and a peer behind
 // NAT has its relayed addresses only once a relay gave it a slot.
-func (n *p2pNode) advertise(ctx context.Context, disc *drouting.RoutingDiscovery, ns string) {
+func (n *Node) advertise(ctx context.Context, disc *drouting.RoutingDiscovery, ns string) {
 	sub, err := n.host.EventBus().Subscribe(new(event.EvtLocalAddressesUpdated))
 	var changed <-chan any
 	if err == nil {
@@ -498,8 +500,13 @@ func (n *p2pNode) advertise(ctx context.Context, disc *drouting.RoutingDiscovery
 	}
 }
 
-// learn records a community member's addresses and hands it on.
-func (n *p2pNode) learn(ai peer.AddrInfo, source string) {
+// OnFound sets what a community member found is handed to, with how it
+// was found ("dht", "mdns"). Set it before Run.
+func (n *Node) OnFound(found func(ai peer.AddrInfo, source string)) { n.found = found }
+
+// Learn records a community member's addresses and hands it to OnFound's
+// function.
+func (n *Node) Learn(ai peer.AddrInfo, source string) {
 	if len(ai.Addrs) > 0 {
 		n.host.Peerstore().AddAddrs(ai.ID, ai.Addrs, peerstore.RecentlyConnectedAddrTTL)
 	}
@@ -508,17 +515,17 @@ func (n *p2pNode) learn(ai peer.AddrInfo, source string) {
 	}
 }
 
-type mdnsNotifee struct{ n *p2pNode }
+type mdnsNotifee struct{ n *Node }
 
 func (m mdnsNotifee) HandlePeerFound(ai peer.AddrInfo) {
 	if ai.ID != m.n.host.ID() {
-		m.n.learn(ai, "mdns")
+		m.n.Learn(ai, "mdns")
 	}
 }
 
 // client returns an HTTP client whose requests go to id over libp2p
 // streams, whatever host their URL names; the connection authenticates id.
-func (n *p2pNode) client(id peer.ID) (*http.Client, error) {
+func (n *Node) client(id peer.ID) (*http.Client, error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if c := n.clients[id]; c != nil {
@@ -535,32 +542,53 @@ func (n *p2pNode) client(id peer.ID) (*http.Client, error) {
 }
 
 // forget drops the cached client of a peer, so the next merge dials anew.
-func (n *p2pNode) forget(id peer.ID) {
+func (n *Node) forget(id peer.ID) {
 	n.mu.Lock()
 	delete(n.clients, id)
 	n.mu.Unlock()
 }
 
+// Status is the node's side of a peer's status.
+type Status struct {
+	Community     string
+	DHTPeers      int   // community peers in the DHT's routing table
+	DHTIn, DHTOut int64 // bytes of the DHT protocol
+	NAT           NATStatus
+}
+
+// Status sums up the node.
+func (n *Node) Status() Status {
+	in, out := n.dhtBytes()
+	return Status{Community: n.cfg.Community, DHTPeers: n.routingTableSize(), DHTIn: in, DHTOut: out, NAT: n.natStatus()}
+}
+
+// Host is the libp2p host, for what this package does not wrap (tests).
+func (n *Node) Host() host.Host { return n.host }
+
+// ListenAddrs are the addresses the host listens on, sorted.
+func (n *Node) ListenAddrs() []string { return addrStrings(n.host.Network().ListenAddresses()) }
+
 // dhtProtocol is the community DHT's protocol ID.
-func (n *p2pNode) dhtProtocol() protocol.ID {
+func (n *Node) dhtProtocol() protocol.ID {
 	return protocol.ID("/cocrawl/" + n.cfg.Community + "/kad/1.0.0")
 }
 
 // dhtBytes returns the bytes this peer's DHT protocol sent and received.
-func (n *p2pNode) dhtBytes() (in, out int64) {
+func (n *Node) dhtBytes() (in, out int64) {
 	st := n.bw.GetBandwidthForProtocol(n.dhtProtocol())
 	return st.TotalIn, st.TotalOut
 }
 
 // routingTableSize is the number of community peers in the DHT's table.
-func (n *p2pNode) routingTableSize() int {
+func (n *Node) routingTableSize() int {
 	if n.dht == nil {
 		return 0
 	}
 	return n.dht.RoutingTable().Size()
 }
 
-func (n *p2pNode) close() error {
+// Close stops the node: discovery, the DHT, the server and the host.
+func (n *Node) Close() error {
 	n.closing.Store(true)
 	n.stop()
 	if n.mdns != nil {
@@ -576,41 +604,9 @@ func (n *p2pNode) close() error {
 	return errors.Join(errs...)
 }
 
-// p2pURL is the peer-table key of a peer found over libp2p.
-func p2pURL(id peer.ID) string { return "libp2p://" + id.String() + "/robots.shr" }
-
-// p2pIDOf returns the peer ID of a libp2p peer-table key.
-func p2pIDOf(rowURL string) (peer.ID, bool) {
-	rest, ok := strings.CutPrefix(rowURL, "libp2p://")
-	if !ok {
-		return "", false
-	}
-	id, err := peer.Decode(strings.TrimSuffix(rest, "/robots.shr"))
-	return id, err == nil
-}
-
-// rowKey returns the peer-table key of a source as records are attributed
-// to it (webevents.Event.From, the merge cursor's peer): a merge over
-// libp2p is attributed to http://<peer-id>/robots.shr, the URL it fetched,
-// and its row is libp2p://<peer-id>/robots.shr.
-func rowKey(from string) string {
-	rest, ok := strings.CutPrefix(from, "http://")
-	if !ok {
-		return from
-	}
-	id, ok := strings.CutSuffix(rest, "/robots.shr")
-	if !ok || strings.ContainsAny(id, ":/") {
-		return from
-	}
-	if pid, err := peer.Decode(id); err == nil {
-		return p2pURL(pid)
-	}
-	return from
-}
-
-// shareClient is who a share request comes from, for the share server's
+// ClientOf is who a share request comes from, for the share server's
 // streams per client: the peer ID over libp2p, else the IP address.
-func shareClient(r *http.Request) string {
+func ClientOf(r *http.Request) string {
 	if id := libp2phttp.ClientPeerID(r); id != "" {
 		return "p2p:" + id.String()
 	}

@@ -1,4 +1,4 @@
-package peer
+package p2p
 
 import (
 	"context"
@@ -22,7 +22,7 @@ import (
 	manet "github.com/multiformats/go-multiaddr/net"
 )
 
-// Reachability settings of P2PConfig.Reachability.
+// Reachability settings of Config.Reachability.
 const (
 	// ReachabilityAuto lets AutoNAT (v1 and v2) find out; the DHT serves
 	// until it says private.
@@ -41,7 +41,7 @@ const (
 const RelayHop = "/libp2p/circuit/relay/0.2.0/hop"
 
 // RelayLimits bound what a peer offering itself as a relay
-// (P2PConfig.RelayService) spends on others: relayed connections carry
+// (Config.RelayService) spends on others: relayed connections carry
 // little and last briefly, enough to coordinate a hole punch or carry a
 // merge in pieces (spec 7.6).
 type RelayLimits struct {
@@ -69,7 +69,7 @@ func (l *RelayLimits) defaults() {
 // natOptions are the libp2p options of reachability, relays and hole
 // punching; community is where AutoRelay finds relays when no static ones
 // are given.
-func natOptions(cfg *P2PConfig, tr *natTracker, community func(ctx context.Context, num int) <-chan peer.AddrInfo) ([]libp2p.Option, error) {
+func natOptions(cfg *Config, tr *natTracker, community func(ctx context.Context, num int) <-chan peer.AddrInfo) ([]libp2p.Option, error) {
 	var opts []libp2p.Option
 	switch cfg.Reachability {
 	case ReachabilityPublic:
@@ -82,7 +82,7 @@ func natOptions(cfg *P2PConfig, tr *natTracker, community func(ctx context.Conte
 		// tells its members whether they are reachable.
 		opts = append(opts, libp2p.EnableAutoNATv2(), libp2p.EnableNATService())
 	default:
-		return nil, configErrorf("peer: reachability %q: use auto, public or private", cfg.Reachability)
+		return nil, configErrorf("p2p: reachability %q: use auto, public or private", cfg.Reachability)
 	}
 	if cfg.RelayService {
 		l := cfg.RelayLimits
@@ -97,7 +97,7 @@ func natOptions(cfg *P2PConfig, tr *natTracker, community func(ctx context.Conte
 	for _, s := range cfg.Relays {
 		ai, err := peer.AddrInfoFromString(s)
 		if err != nil {
-			return nil, configErrorf("peer: relay %q: %w (want a multiaddr ending in /p2p/<peer-id>)", s, err)
+			return nil, configErrorf("p2p: relay %q: %w (want a multiaddr ending in /p2p/<peer-id>)", s, err)
 		}
 		static = append(static, *ai)
 	}
@@ -270,7 +270,7 @@ type NATStatus struct {
 }
 
 // status sums up the NAT side of the host.
-func (n *p2pNode) natStatus() NATStatus {
+func (n *Node) natStatus() NATStatus {
 	t := n.nat
 	t.mu.Lock()
 	st := NATStatus{Reachability: reachabilityName(t.reach), Reachable: t.reachable, Unreachable: t.unreachable, HolePunches: t.punches}
@@ -286,7 +286,7 @@ func (n *p2pNode) natStatus() NATStatus {
 	st.RelayedMerges, st.RelayedBytes = n.relayedMerges.Load(), n.relayedBytes.Load()
 	if n.dht != nil {
 		st.DHTMode = "client"
-		if n.dhtServing() {
+		if n.DHTServing() {
 			st.DHTMode = "server"
 		}
 	}
@@ -306,10 +306,10 @@ func (n *p2pNode) natStatus() NATStatus {
 	return st
 }
 
-// dhtServing tells whether the DHT is in server mode now: the host then
+// DHTServing tells whether the DHT is in server mode now: the host then
 // answers the community's DHT protocol (kad-dht tells only the mode it was
 // configured with, which is "auto").
-func (n *p2pNode) dhtServing() bool {
+func (n *Node) DHTServing() bool {
 	return slices.Contains(n.host.Mux().Protocols(), n.dhtProtocol())
 }
 
@@ -344,9 +344,9 @@ func isRelayed(c network.Conn) bool {
 	return err == nil || c.Stat().Limited
 }
 
-// connectionOf says how this peer is connected to id now: "direct",
+// ConnectionOf says how this peer is connected to id now: "direct",
 // "direct (hole punched)", "relayed via <relay>", or "" when not at all.
-func (n *p2pNode) connectionOf(id peer.ID) string {
+func (n *Node) ConnectionOf(id peer.ID) string {
 	conns := n.host.Network().ConnsToPeer(id)
 	relayed := ""
 	for _, c := range conns {
@@ -372,7 +372,7 @@ func (n *p2pNode) connectionOf(id peer.ID) string {
 // one. The other side's hole punch starts on a new inbound relayed
 // connection (DCUtR), and one made before its service had an address to
 // offer never punches: a fresh connection gets another chance.
-func (n *p2pNode) dropRelayed(id peer.ID) {
+func (n *Node) dropRelayed(id peer.ID) {
 	var relayed []network.Conn
 	for _, c := range n.host.Network().ConnsToPeer(id) {
 		if !isRelayed(c) {
@@ -396,8 +396,8 @@ const RelayPieceGap = 2 * time.Second
 const noPunchFor = 10 * time.Minute
 
 // relayAllowed says whether streams to id may use a relayed connection:
-// while it is merged through a relay (mergeThroughRelay).
-func (n *p2pNode) relayAllowed(id peer.ID) bool {
+// while it is merged through a relay (DialMerge).
+func (n *Node) relayAllowed(id peer.ID) bool {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	return n.relayed[id] > 0
@@ -405,7 +405,7 @@ func (n *p2pNode) relayAllowed(id peer.ID) bool {
 
 // throughRelay lets the streams to id use relayed connections until the
 // returned function is called.
-func (n *p2pNode) throughRelay(id peer.ID) (done func()) {
+func (n *Node) throughRelay(id peer.ID) (done func()) {
 	n.mu.Lock()
 	n.relayed[id]++
 	n.lastRelayed[id] = time.Now()
@@ -428,7 +428,7 @@ var punchWait = 5 * time.Second
 // then once more through a fresh relayed connection. It reports whether a
 // direct connection exists; without one a merge gets a relayed connection
 // only if it allows limited ones.
-func (n *p2pNode) ensureDirect(ctx context.Context, id peer.ID, addrs []ma.Multiaddr) bool {
+func (n *Node) ensureDirect(ctx context.Context, id peer.ID, addrs []ma.Multiaddr) bool {
 	if hasDirect(n.host, id) {
 		return true
 	}
@@ -499,7 +499,7 @@ func hasDirect(h host.Host, id peer.ID) bool {
 }
 
 // countRelayed counts a merge made through a relay.
-func (n *p2pNode) countRelayed(bytes int64) {
+func (n *Node) countRelayed(bytes int64) {
 	n.relayedMerges.Add(1)
 	n.relayedBytes.Add(bytes)
 }
@@ -507,7 +507,7 @@ func (n *p2pNode) countRelayed(bytes int64) {
 // canPunch tells whether a hole punch with id can happen: both sides run
 // DCUtR (the other side's protocols are known once identify has run on
 // the relayed connection).
-func (n *p2pNode) canPunch(id peer.ID) bool {
+func (n *Node) canPunch(id peer.ID) bool {
 	if n.cfg.NoHolePunching {
 		return false
 	}
@@ -523,10 +523,10 @@ func (n *p2pNode) canPunch(id peer.ID) bool {
 }
 
 // connected tells whether the host has any connection to id.
-func (n *p2pNode) connected(id peer.ID) bool { return len(n.host.Network().ConnsToPeer(id)) > 0 }
+func (n *Node) connected(id peer.ID) bool { return len(n.host.Network().ConnsToPeer(id)) > 0 }
 
 // noPublicAddress is the reason auto reachability is taken as private
-// from the start (P2PConfig.Reachability).
+// from the start (Config.Reachability).
 const noPublicAddress = "no public address on this machine: behind NAT (forward a port and use --reachability public)"
 
 // resolveReachability turns auto into private when no listen address is
@@ -536,7 +536,7 @@ const noPublicAddress = "no public address on this machine: behind NAT (forward 
 // peer is its relay never gives. Left unknown, the peer would never ask
 // a relay for a slot, and no one could reach it. A loopback or LAN
 // community (AllowPrivate) keeps auto. It returns why, or "".
-func resolveReachability(cfg *P2PConfig, ifaceAddrs func() ([]net.Addr, error)) string {
+func resolveReachability(cfg *Config, ifaceAddrs func() ([]net.Addr, error)) string {
 	if cfg.Reachability != ReachabilityAuto || cfg.AllowPrivate {
 		return ""
 	}
