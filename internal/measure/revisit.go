@@ -79,6 +79,19 @@ type PolicyRun struct {
 	// and mean of estimated/true rate over them.
 	Estimated          int
 	MedianRatio, MeanR float64
+	// Bands split the pages by true change rate, half a decade each:
+	// where the policy's visits went against the optimum's.
+	Bands []RateBand
+}
+
+// RateBand is one band of pages by true change rate, over the window.
+type RateBand struct {
+	Lo, Hi    float64 // changes per second
+	Pages     int
+	Visits    float64 // the policy's visits per page per second
+	OptVisits float64 // the optimum's
+	Fresh     float64 // the policy's mean freshness of the band's pages
+	OptFresh  float64 // the optimum's
 }
 
 // Share is the run's freshness as a share of the optimum.
@@ -106,8 +119,11 @@ func Revisits(ctx context.Context, cfg RevisitConfig) (*RevisitReport, error) {
 	defer cancel()
 	type arm struct {
 		sampled
-		c     *crawl.Crawler
-		polls [2]int64
+		c      *crawl.Crawler
+		polls  [2]int64
+		visits [2]map[string]int // per page, at the warm-up's end and at the window's
+		fresh  map[string]int    // samples that found the page fresh, in the window
+		ticks  int
 	}
 	var arms []*arm
 	defer func() {
@@ -147,28 +163,95 @@ func Revisits(ctx context.Context, cfg RevisitConfig) (*RevisitReport, error) {
 	for i, a := range arms {
 		views[i] = &a.sampled
 	}
+	measuring := false
 	err := sampleFreshness(ctx, views, cfg.Warmup, cfg.Measure, cfg.Progress, func() {
+		measuring = true
 		for _, a := range arms {
 			a.polls[0] = a.c.Stats().Polls
+			a.visits[0] = pageVisits(a.web, a.c)
 		}
-	}, nil)
+	}, func(time.Time) {
+		if !measuring {
+			return
+		}
+		for _, a := range arms {
+			if a.fresh == nil {
+				a.fresh = map[string]int{}
+			}
+			truth := a.web.Truth()
+			for u := range a.web.Rates() {
+				if e, ok, err := a.store.Get(u); err == nil && ok && e.Stat != webevents.Delete && e.ETag == truth[u].ETag {
+					a.fresh[u]++
+				}
+			}
+			a.ticks++
+		}
+	})
 	if err != nil {
 		return nil, err
 	}
 	rep := &RevisitReport{Config: cfg}
 	for _, a := range arms {
 		a.polls[1] = a.c.Stats().Polls
+		a.visits[1] = pageVisits(a.web, a.c)
 		run := PolicyRun{Policy: a.name, Freshness: a.mean(),
 			Requests: float64(a.polls[1]-a.polls[0]) / cfg.Measure.Seconds()}
 		run.Estimated, run.MedianRatio, run.MeanR = estimateRatios(a.web, a.c)
 		rep.Runs = append(rep.Runs, run)
 		rep.Budget = max(rep.Budget, run.Requests)
 	}
-	opt := optimumPerHost(arms[0].web, rep.Budget)
-	for i := range rep.Runs {
+	opt, optFreq := optimumPerHost(arms[0].web, rep.Budget)
+	for i, a := range arms {
 		rep.Runs[i].Optimum = opt
+		rep.Runs[i].Bands = rateBands(a.web.Rates(), optFreq, a.visits, a.fresh, a.ticks, cfg.Measure)
 	}
 	return rep, nil
+}
+
+// pageVisits is how many visits the crawler counted for each of the
+// web's pages of known rate.
+func pageVisits(w *testweb.Web, c *crawl.Crawler) map[string]int {
+	out := map[string]int{}
+	for u := range w.Rates() {
+		_, n, _ := c.ChangeRate(u)
+		out[u] = n
+	}
+	return out
+}
+
+// rateBands groups the pages in half-decade bands of true rate.
+func rateBands(rates, optFreq map[string]float64, visits [2]map[string]int, fresh map[string]int, ticks int, window time.Duration) []RateBand {
+	const perDecade = 2
+	byBand := map[int]*RateBand{}
+	for u, l := range rates {
+		if l <= 0 {
+			continue
+		}
+		i := int(math.Floor(math.Log10(l) * perDecade))
+		b := byBand[i]
+		if b == nil {
+			b = &RateBand{Lo: math.Pow(10, float64(i)/perDecade), Hi: math.Pow(10, float64(i+1)/perDecade)}
+			byBand[i] = b
+		}
+		b.Pages++
+		b.Visits += float64(visits[1][u]-visits[0][u]) / window.Seconds()
+		b.OptVisits += optFreq[u]
+		b.Fresh += float64(fresh[u]) / float64(max(ticks, 1))
+		b.OptFresh += revisit.Freshness(l, optFreq[u])
+	}
+	keys := make([]int, 0, len(byBand))
+	for k := range byBand {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	out := make([]RateBand, 0, len(keys))
+	for _, k := range keys {
+		b := *byBand[k]
+		n := float64(b.Pages)
+		b.Visits, b.OptVisits, b.Fresh, b.OptFresh = b.Visits/n, b.OptVisits/n, b.Fresh/n, b.OptFresh/n
+		out = append(out, b)
+	}
+	return out
 }
 
 // freshShare is the share of the pages of known rate (every page but the
@@ -208,13 +291,17 @@ func estimateRatios(w *testweb.Web, c *crawl.Crawler) (n int, median, mean float
 }
 
 // optimumPerHost is the optimal mean freshness when each host gets an
-// equal share of budget requests per second (politeness is per host).
-func optimumPerHost(w *testweb.Web, budget float64) float64 {
+// equal share of budget requests per second (politeness is per host),
+// and each page's optimal visits per second.
+func optimumPerHost(w *testweb.Web, budget float64) (float64, map[string]float64) {
 	byHost := map[string][]float64{}
+	urls := map[string][]string{}
 	for u, r := range w.Rates() {
 		h := u[:strings.Index(u[len("http://"):], "/")+len("http://")]
 		byHost[h] = append(byHost[h], r)
+		urls[h] = append(urls[h], u)
 	}
+	freqs := map[string]float64{}
 	hosts := make([]string, 0, len(byHost))
 	for h := range byHost {
 		hosts = append(hosts, h)
@@ -223,11 +310,14 @@ func optimumPerHost(w *testweb.Web, budget float64) float64 {
 	sum, n := 0.0, 0
 	for _, h := range hosts {
 		rates := byHost[h]
-		_, f := revisit.OptimalFrequencies(rates, budget/float64(len(hosts)))
+		fs, f := revisit.OptimalFrequencies(rates, budget/float64(len(hosts)))
+		for i, u := range urls[h] {
+			freqs[u] = fs[i]
+		}
 		sum += f * float64(len(rates))
 		n += len(rates)
 	}
-	return sum / float64(max(n, 1))
+	return sum / float64(max(n, 1)), freqs
 }
 
 // Print writes the report as a table.
@@ -240,5 +330,12 @@ func (r *RevisitReport) Print(out io.Writer) {
 	for _, run := range r.Runs {
 		fmt.Fprintf(out, "%-9s %9.4f %10.3f %12.2f %10d %8.2f,%5.2f\n", run.Policy, run.Freshness, run.Share(), run.Requests,
 			run.Estimated, run.MedianRatio, run.MeanR)
+	}
+	fmt.Fprintln(out, "by true change rate: visits per page per hour and freshness, the policy's against the optimum's")
+	for _, run := range r.Runs {
+		fmt.Fprintf(out, "%s:\n  %-17s %5s %9s %9s %7s %7s\n", run.Policy, "changes/s", "pages", "visits/h", "optimum", "fresh", "optimum")
+		for _, b := range run.Bands {
+			fmt.Fprintf(out, "  %7.2g to %-7.2g %5d %9.1f %9.1f %7.3f %7.3f\n", b.Lo, b.Hi, b.Pages, b.Visits*3600, b.OptVisits*3600, b.Fresh, b.OptFresh)
+		}
 	}
 }
