@@ -9,10 +9,13 @@ import (
 	"github.com/cocrawl/cocrawl/webevents"
 )
 
-// Store is what the crawler needs of a peer's web-event store.
+// Store is what the crawler needs of a peer's web-event store: its own
+// polls' events are recorded; a proven publisher's ResourceSync changes
+// are merged, attributed to the publisher (webevents' stores do both).
 type Store interface {
 	Get(url string) (webevents.Event, bool, error)
 	Record(events []webevents.Event) error
+	Merge(events []webevents.Event, c *webevents.Cursor) (webevents.MergeResult, error)
 }
 
 // Config configures a Crawler. Zero fields take the defaults named, which

@@ -34,20 +34,20 @@ type Hint struct {
 // decide when a request is sent. Times after now count as now, so a hint
 // cannot put a URL off beyond one revisit interval. It reports whether
 // the URL is in the frontier. Call it between Start and Stop, as Poll.
-func (c *Crawler) Hint(h Hint) bool { return c.hint(h, sitemapSays{}) }
+func (c *Crawler) Hint(h Hint) bool { return c.hint(h, publisherSays{}) }
 
-// sitemapSays marks a hint from a sitemap entry (signals.go): Changed is
+// publisherSays marks a hint from a sitemap entry (signals.go): Changed is
 // its lastmod, a claim the next poll of the URL judges. On a proven host
 // an entry whose lastmod has not moved since the last look counts as a
 // visit at Seen (the read), unless it is sampled for a spot-check.
-type sitemapSays struct {
+type publisherSays struct {
 	on, proven, sample bool
 	precision          time.Duration // of the lastmod (sitemap.Entry.Precision)
 	changesOnly        bool          // a feed: it says what changed, never that nothing did
 }
 
 // hint is Hint, from a sitemap when says.on.
-func (c *Crawler) hint(h Hint, says sitemapSays) bool {
+func (c *Crawler) hint(h Hint, says publisherSays) bool {
 	u, err := Normalize(nil, h.URL)
 	if err != nil {
 		c.skipped.Add(1)

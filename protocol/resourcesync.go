@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cocrawl/cocrawl/crawl/sitemap"
 	"github.com/cocrawl/cocrawl/webevents"
 )
 
@@ -33,7 +34,7 @@ import (
 // streaming them keeps a page's memory at one record.
 const (
 	rsNamespaces   = `xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/"`
-	rsDescription  = "/.well-known/resourcesync"
+	rsDescription  = sitemap.SourceDescriptionPath
 	rsCapabilities = "/resourcesync/capabilitylist.xml"
 	rsIndex        = "/resourcesync/changelist.xml"
 	rsDayPrefix    = "/resourcesync/changelist/"

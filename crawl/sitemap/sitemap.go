@@ -50,6 +50,11 @@ type Doc struct {
 
 const rsSpace = "http://www.openarchives.org/rs/terms/"
 
+// SourceDescriptionPath is where a host describes its ResourceSync
+// documents (ResourceSync 1.1, section 10.2): the one rule that readers
+// (package crawl) and the share server (package protocol) share.
+const SourceDescriptionPath = "/.well-known/resourcesync"
+
 // Limits bound what one document may cost. Zero fields take the sitemaps.org
 // limits.
 type Limits struct {

@@ -24,7 +24,7 @@ var allowed = map[string][]string{
 	"internal/testfs":     {},
 	"internal/testweb":    {},
 	"internal/chart":      {},
-	"protocol":            {"webevents", "internal/netguard", "internal/iolimit"},
+	"protocol":            {"webevents", "crawl/sitemap", "internal/netguard", "internal/iolimit"},
 	"crawl":               {"webevents", "crawl/revisit", "crawl/sitemap", "crawl/fingerprint", "internal/netguard", "internal/iolimit"},
 	"crawl/revisit":       {},
 	"crawl/fingerprint":   {},
