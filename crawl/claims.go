@@ -50,7 +50,7 @@ func (c *Crawler) judgeLastmod(h *host, st *URLState, changed bool, lastMod, now
 		// forgotten: they are learnt again from polls.
 		forget := s.readsVisited
 		s.readsVisited = false
-		for _, q := range slices.Clone(h.queue.items) {
+		for _, q := range slices.Collect(h.revisits()) { // a copy: setDue reorders the queue
 			if forget {
 				q.Rate = revisit.Rate{}
 			}

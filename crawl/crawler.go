@@ -175,7 +175,7 @@ func (c *Crawler) Load() (int, error) {
 		}
 		c.loaded = true
 	}
-	return len(c.f.urls), nil
+	return c.f.size(), nil
 }
 
 // Run loads the frontier, adds the seeds and crawls with Config.Workers
@@ -641,7 +641,7 @@ func (c *Crawler) Stats() Stats {
 	}
 	c.errMu.Unlock()
 	c.mu.Lock()
-	known := len(c.f.urls)
+	known := c.f.size()
 	c.mu.Unlock()
 	return Stats{
 		Polls: c.polls.Load(), NotModified: c.notModified.Load(),
@@ -658,9 +658,9 @@ func (c *Crawler) Stats() Stats {
 func (c *Crawler) ForgetGone(before time.Time) (int, error) {
 	c.mu.Lock()
 	var urls []string
-	for u, st := range c.f.urls {
+	for st := range c.f.states() {
 		if st.Gone && st.qi == 0 && st.HostNext > 0 && st.HostNext < before.UnixMilli() {
-			urls = append(urls, u)
+			urls = append(urls, st.URL)
 			c.f.drop(st)
 		}
 	}

@@ -48,7 +48,7 @@ func (c *Crawler) RateStats() RateStats {
 	defer c.mu.Unlock()
 	var fresh float64
 	n := 0
-	for _, st := range c.f.urls {
+	for st := range c.f.states() {
 		if st.Gone {
 			continue
 		}
@@ -85,7 +85,7 @@ func (c *Crawler) ChangeRate(rawURL string) (perSecond float64, visits int, ok b
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	st := c.f.urls[u]
+	st := c.f.get(u)
 	if st == nil {
 		return 0, 0, false
 	}

@@ -2,9 +2,11 @@ package crawl
 
 import (
 	"container/heap"
+	"iter"
 	"math/bits"
 	"net"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -192,6 +194,47 @@ func hostKey(u string) string {
 	return p.Scheme + "://" + p.Host
 }
 
+// The frontier's reads, so the rest of the package need not know how it
+// keeps URLs and hosts. c.mu held for all.
+
+// get is the state of a normalised URL, nil when unknown.
+func (f *frontier) get(u string) *URLState { return f.urls[u] }
+
+// size is the number of URLs known.
+func (f *frontier) size() int { return len(f.urls) }
+
+// states are the URLs known, in no order.
+func (f *frontier) states() iter.Seq[*URLState] {
+	return func(yield func(*URLState) bool) {
+		for _, st := range f.urls {
+			if !yield(st) {
+				return
+			}
+		}
+	}
+}
+
+// lookup is the host of a key, nil when unknown (host makes one).
+func (f *frontier) lookup(key string) *host { return f.hosts[key] }
+
+// hostCount is the number of hosts known.
+func (f *frontier) hostCount() int { return len(f.hosts) }
+
+// allHosts are the hosts known, in no order.
+func (f *frontier) allHosts() iter.Seq[*host] {
+	return func(yield func(*host) bool) {
+		for _, h := range f.hosts {
+			if !yield(h) {
+				return
+			}
+		}
+	}
+}
+
+// revisits are the host's URLs waiting for a revisit, in no order.
+func (h *host) revisits() iter.Seq[*URLState] { return slices.Values(h.queue.items) }
+
+// host is the host of a key, made when unknown.
 func (f *frontier) host(key string) *host {
 	h := f.hosts[key]
 	if h == nil {

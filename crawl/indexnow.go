@@ -62,7 +62,7 @@ func (c *Crawler) IndexNow(key, keyLocation string, urls []string) error {
 	}
 	now := time.Now()
 	c.mu.Lock()
-	h := c.f.hosts[hk]
+	h := c.f.lookup(hk)
 	if h == nil || !c.InScope(hk+"/") {
 		c.mu.Unlock()
 		return ErrSubmissionScope
@@ -163,7 +163,7 @@ func (c *Crawler) dropSubmissions(h *host, key string) {
 func (c *Crawler) indexNowApply(key string, urls []string, at time.Time) {
 	for _, u := range urls {
 		c.mu.Lock()
-		h := c.f.hosts[hostKey(u)]
+		h := c.f.lookup(hostKey(u))
 		trusted := h != nil && !at.Before(h.signals.distrustUntil)
 		c.mu.Unlock()
 		if !trusted {

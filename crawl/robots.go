@@ -161,7 +161,7 @@ func (c *Crawler) cacheRobots(h *host, rb *Robots) {
 	if c.robotsMem <= c.cfg.MaxRobotsBytes {
 		return
 	}
-	for _, o := range c.f.hosts {
+	for o := range c.f.allHosts() {
 		if c.robotsMem <= c.cfg.MaxRobotsBytes*3/4 {
 			break
 		}

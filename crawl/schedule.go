@@ -90,7 +90,7 @@ func (c *Crawler) nextInterval(h *host, st *URLState, changed bool, now time.Tim
 		c.adapt(st, changed)
 		even := float64(h.queued()+1) / (c.budget(h) * budgetShare)
 		if c.global.mu > 0 {
-			even = max(even, float64(len(c.f.urls))/c.global.rate)
+			even = max(even, float64(c.f.size())/c.global.rate)
 		}
 		st.Interval = min(c.cfg.RevisitMax, max(st.Interval, time.Duration(even*float64(time.Second))))
 		return
@@ -206,15 +206,15 @@ func (c *Crawler) refitGlobal(now time.Time) {
 	}
 	var bins revisit.Bins
 	avail := rate
-	for _, h := range c.f.hosts {
+	for h := range c.f.allHosts() {
 		if h.first.Len() > 0 {
 			avail *= 1 - c.f.explore // first visits wait too: keep them their share
 			break
 		}
 	}
-	share := avail / float64(max(1, len(c.f.urls)))
-	for _, h := range c.f.hosts {
-		for _, st := range h.queue.items {
+	share := avail / float64(max(1, c.f.size()))
+	for h := range c.f.allHosts() {
+		for st := range h.revisits() {
 			if lambda, ok := h.fit.prior.Estimate(st.Rate); ok {
 				bins.Add(lambda)
 			} else if st.Interval > 0 {
@@ -270,11 +270,11 @@ func (c *Crawler) refit(h *host, now time.Time) {
 	// served in due order gives it when the host is saturated.
 	share := avail / float64(max(1, h.queued()))
 	var prior revisit.PriorFit
-	for _, st := range h.queue.items {
+	for st := range h.revisits() {
 		prior.Add(st.Rate)
 	}
 	h.fit.prior = prior.Prior()
-	for _, st := range h.queue.items {
+	for st := range h.revisits() {
 		lambda, ok := h.fit.prior.Estimate(st.Rate)
 		if !ok {
 			if st.Interval > 0 {

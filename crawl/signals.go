@@ -212,7 +212,7 @@ func (c *Crawler) SignalStats() SignalStats {
 	now := time.Now()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for _, h := range c.f.hosts {
+	for h := range c.f.allHosts() {
 		if h.signals.gave {
 			s.HostsWithSitemaps++
 		}

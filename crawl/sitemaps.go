@@ -219,6 +219,6 @@ func (c *Crawler) sampledChange(u string, t time.Time) bool {
 func (c *Crawler) newerThanLastLook(u string, t time.Time) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	st := c.f.urls[u]
+	st := c.f.get(u)
 	return st == nil || st.Polls == 0 || t.After(c.lastLook(st))
 }

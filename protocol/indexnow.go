@@ -39,6 +39,11 @@ const (
 
 var indexNowKey = regexp.MustCompile(`^[a-zA-Z0-9-]{8,128}$`)
 
+// ValidIndexNowKey says whether key has IndexNow's form: 8 to 128
+// letters, digits or dashes (indexnow.org). Receivers (the share server)
+// and senders (package publish) check the same rule.
+func ValidIndexNowKey(key string) bool { return indexNowKey.MatchString(key) }
+
 // serveIndexNow answers an IndexNow submission.
 func (s *Server) serveIndexNow(w http.ResponseWriter, r *http.Request) {
 	if s.indexNow == nil {
@@ -75,7 +80,7 @@ func (s *Server) serveIndexNow(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	switch {
-	case !indexNowKey.MatchString(sub.Key):
+	case !ValidIndexNowKey(sub.Key):
 		http.Error(w, "key: 8 to 128 letters, digits or dashes", http.StatusBadRequest)
 		return
 	case len(sub.URLs) == 0 || len(sub.URLs) > maxIndexNowURLs || sub.URLs[0] == "":

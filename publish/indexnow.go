@@ -14,10 +14,11 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/cocrawl/cocrawl/protocol"
 )
 
 // IndexNow's limits: a submission names at most 10,000 URLs; a key is 8 to
@@ -28,8 +29,6 @@ const (
 	// oldest are dropped (and counted): the share repository still has them.
 	maxQueued = 100000
 )
-
-var keyPattern = regexp.MustCompile(`^[a-zA-Z0-9-]{8,128}$`)
 
 // NewKey returns a random IndexNow key of 32 hexadecimal digits.
 func NewKey() string {
@@ -43,8 +42,8 @@ func NewKey() string {
 // the root. It is written to a hidden file first and renamed, so a web
 // server never serves half a key.
 func WriteKeyFile(root, key string) (string, error) {
-	if !keyPattern.MatchString(key) {
-		return "", fmt.Errorf("publish: an IndexNow key is 8 to 128 of a-z, A-Z, 0-9 and -; got %q", key)
+	if !protocol.ValidIndexNowKey(key) {
+		return "", configErrorf("publish: an IndexNow key is 8 to 128 of a-z, A-Z, 0-9 and -; got %q", key)
 	}
 	name := key + ".txt"
 	tmp := filepath.Join(root, ".cocrawl-"+name)
@@ -56,6 +55,30 @@ func WriteKeyFile(root, key string) (string, error) {
 		return "", fmt.Errorf("publish: write the IndexNow key file: %w", err)
 	}
 	return name, nil
+}
+
+// AttachPinger makes the Pinger that pushes a publisher's changes to
+// endpoints, under key, and wires it into cfg (Notify): the key file is
+// written into cfg.Root, and skipped by the publisher, unless keyLocation
+// says the owner serves it elsewhere.
+func AttachPinger(cfg *Config, key, keyLocation string, endpoints []string) (*Pinger, error) {
+	base, err := url.Parse(cfg.Base)
+	if err != nil || base.Host == "" {
+		return nil, configErrorf("publish: base %q is not an absolute URL", cfg.Base)
+	}
+	p, err := NewPinger(PingConfig{Endpoints: endpoints, Key: key, KeyLocation: keyLocation, Host: base.Host, Logger: cfg.Logger})
+	if err != nil {
+		return nil, err
+	}
+	if keyLocation == "" {
+		name, err := WriteKeyFile(cfg.Root, key)
+		if err != nil {
+			return nil, err
+		}
+		cfg.Skip = append(cfg.Skip, name)
+	}
+	cfg.Notify = p.Add
+	return p, nil
 }
 
 // PingConfig configures a Pinger.
@@ -102,8 +125,8 @@ type endpoint struct {
 
 // NewPinger checks cfg.
 func NewPinger(cfg PingConfig) (*Pinger, error) {
-	if !keyPattern.MatchString(cfg.Key) {
-		return nil, fmt.Errorf("publish: an IndexNow key is 8 to 128 of a-z, A-Z, 0-9 and -; got %q", cfg.Key)
+	if !protocol.ValidIndexNowKey(cfg.Key) {
+		return nil, configErrorf("publish: an IndexNow key is 8 to 128 of a-z, A-Z, 0-9 and -; got %q", cfg.Key)
 	}
 	if cfg.Every <= 0 {
 		cfg.Every = time.Second
@@ -118,7 +141,7 @@ func NewPinger(cfg PingConfig) (*Pinger, error) {
 	for _, e := range cfg.Endpoints {
 		u, err := url.Parse(e)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return nil, fmt.Errorf("publish: IndexNow endpoint %q is not an http(s) URL", e)
+			return nil, configErrorf("publish: IndexNow endpoint %q is not an http(s) URL", e)
 		}
 		p.endpoints = append(p.endpoints, &endpoint{url: e, set: map[string]bool{}})
 	}

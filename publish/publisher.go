@@ -20,6 +20,7 @@ import (
 	"github.com/fsnotify/fsnotify"
 
 	"github.com/cocrawl/cocrawl/crawl"
+	"github.com/cocrawl/cocrawl/protocol"
 	"github.com/cocrawl/cocrawl/webevents"
 )
 
@@ -123,20 +124,22 @@ type fileState struct {
 // New checks cfg and returns a Publisher over st.
 func New(st Store, cfg Config) (*Publisher, error) {
 	if cfg.Root == "" || cfg.Base == "" || cfg.CID == "" {
-		return nil, errors.New("publish: Root, Base and CID are required")
+		return nil, configErrorf("publish: Root, Base and CID are required")
 	}
 	root, err := filepath.Abs(cfg.Root)
 	if err != nil {
 		return nil, fmt.Errorf("publish: root: %w", err)
 	}
-	if fi, err := os.Stat(root); err != nil {
+	if fi, err := os.Stat(root); errors.Is(err, os.ErrNotExist) {
+		return nil, configErrorf("publish: root: %w", err)
+	} else if err != nil {
 		return nil, fmt.Errorf("publish: root: %w", err)
 	} else if !fi.IsDir() {
-		return nil, fmt.Errorf("publish: root %s is not a folder", root)
+		return nil, configErrorf("publish: root %s is not a folder", root)
 	}
 	base, err := url.Parse(cfg.Base)
 	if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" || base.RawQuery != "" || base.Fragment != "" || base.User != nil {
-		return nil, fmt.Errorf("publish: base %q is not an absolute http(s) URL without query", cfg.Base)
+		return nil, configErrorf("publish: base %q is not an absolute http(s) URL without query", cfg.Base)
 	}
 	if !strings.HasSuffix(base.Path, "/") {
 		base.Path += "/"
@@ -144,7 +147,7 @@ func New(st Store, cfg Config) (*Publisher, error) {
 	}
 	prefix, err := crawl.Normalize(nil, base.String())
 	if err != nil {
-		return nil, fmt.Errorf("publish: base %q: %w", cfg.Base, err)
+		return nil, configErrorf("publish: base %q: %w", cfg.Base, err)
 	}
 	if cfg.Index == "" {
 		cfg.Index = "index.html"
@@ -175,6 +178,17 @@ func New(st Store, cfg Config) (*Publisher, error) {
 // Base is the site's URL, ending in "/": the prefix every published URL
 // starts with.
 func (p *Publisher) Base() string { return p.prefix }
+
+// CID is the cid of a publisher whose share repository is reached at
+// addr ("host:port"): "host:port cocrawl-publish/<protocol version>".
+func CID(addr string) string { return addr + " cocrawl-publish/" + protocol.CurrentVersion }
+
+// ShareControl is the robots.shr a publisher serves: its cid, its site as
+// its one special prefix (it speaks for its own site alone, spec 15), its
+// day files under /share/.
+func (p *Publisher) ShareControl(contact string) protocol.ShareControl {
+	return protocol.ShareControl{Crawler: p.cfg.CID, Contact: contact, Special: []string{p.prefix}, Repository: "/share/"}
+}
 
 // Stats returns a snapshot of the counts.
 func (p *Publisher) Stats() Stats {

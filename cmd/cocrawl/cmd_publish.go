@@ -1,12 +1,13 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,79 +15,98 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/cocrawl/cocrawl/crawl/sitemap"
 	"github.com/cocrawl/cocrawl/protocol"
 	"github.com/cocrawl/cocrawl/publish"
 	"github.com/cocrawl/cocrawl/webevents"
 )
 
+// publishOptions are the flags of cocrawl publish.
+type publishOptions struct {
+	root, base, data, listen, addr, admin, contact, index string
+	settle, rescan, cycle                                 time.Duration
+	keepDays                                              int
+	indexnow                                              multiFlag
+	key, keyLocation                                      string
+}
+
+func newPublishFlags() (*flag.FlagSet, *publishOptions) {
+	fs := newFlags("publish", "publish --root DIR --base URL [--data DIR] [--listen ADDR] [--addr HOST:PORT] [--indexnow URL]...")
+	o := &publishOptions{}
+	fs.StringVar(&o.root, "root", "", "the site's document root, watched for changes (required)")
+	fs.StringVar(&o.base, "base", "", "the URL the document root is served at, e.g. https://example.org/ (required)")
+	fs.StringVar(&o.data, "data", "./cocrawl-publish-data", "data folder of the publisher's store")
+	fs.StringVar(&o.listen, "listen", "127.0.0.1:8475", "address the share repository is served on")
+	fs.StringVar(&o.addr, "addr", "", "host:port peers reach the share repository at, written in robots.shr and every event's cid; default: --listen's")
+	fs.StringVar(&o.admin, "admin", "", "address of /metrics; default: --listen's when that is loopback, else 127.0.0.1 at --listen's port + 1")
+	fs.StringVar(&o.contact, "contact", "", "contact field of robots.shr: the site owner's e-mail")
+	fs.StringVar(&o.index, "index", "index.html", "the file a folder's URL serves; - for none")
+	fs.DurationVar(&o.settle, "settle", 250*time.Millisecond, "how long a file must be quiet before it is published")
+	fs.DurationVar(&o.rescan, "rescan", time.Hour, "how often the whole root is compared with what was published")
+	fs.DurationVar(&o.cycle, "confirm-cycle", 7*24*time.Hour, "each unchanged file is recorded again once per cycle, so new peers learn the whole site; 0 never")
+	fs.IntVar(&o.keepDays, "keep-days", webevents.DefaultKeepDays, fmt.Sprintf("days of logs the store keeps (at least %d)", webevents.MinKeepDays))
+	fs.Var(&o.indexnow, "indexnow", "IndexNow endpoint changes are pushed to, such as a peer's http://host:port/indexnow (repeatable)")
+	fs.StringVar(&o.key, "indexnow-key", "", "IndexNow key; default: one made once and kept in the data folder")
+	fs.StringVar(&o.keyLocation, "indexnow-key-location", "", "URL of the key file when the owner serves it; default: the publisher writes {key}.txt into the root")
+	return fs, o
+}
+
+func (o *publishOptions) check() error {
+	if o.root == "" || o.base == "" {
+		return usagef("publish needs --root and --base")
+	}
+	if o.cycle == 0 {
+		o.cycle = -1 // publish.Config: negative is never
+	}
+	return nil
+}
+
 // cmdPublish runs a site owner's publisher: the web-events of a document
 // root, shared so that peers merge the site instead of polling it.
 func cmdPublish(ctx context.Context, args []string, out io.Writer) error {
-	fs := newFlags("publish", "publish --root DIR --base URL [--data DIR] [--listen ADDR] [--addr HOST:PORT] [--indexnow URL]...")
-	root := fs.String("root", "", "the site's document root, watched for changes (required)")
-	base := fs.String("base", "", "the URL the document root is served at, e.g. https://example.org/ (required)")
-	data := fs.String("data", "./cocrawl-publish-data", "data folder of the publisher's store")
-	listen := fs.String("listen", "127.0.0.1:8475", "address the share repository is served on")
-	addr := fs.String("addr", "", "host:port peers reach the share repository at, written in robots.shr and every event's cid; default: --listen's")
-	admin := fs.String("admin", "", "address of /metrics; default: --listen's when that is loopback, else 127.0.0.1 at --listen's port + 1")
-	contact := fs.String("contact", "", "contact field of robots.shr: the site owner's e-mail")
-	index := fs.String("index", "index.html", "the file a folder's URL serves; - for none")
-	settle := fs.Duration("settle", 250*time.Millisecond, "how long a file must be quiet before it is published")
-	rescan := fs.Duration("rescan", time.Hour, "how often the whole root is compared with what was published")
-	cycle := fs.Duration("confirm-cycle", 7*24*time.Hour, "each unchanged file is recorded again once per cycle, so new peers learn the whole site; 0 never")
-	keepDays := fs.Int("keep-days", webevents.DefaultKeepDays, fmt.Sprintf("days of logs the store keeps (at least %d)", webevents.MinKeepDays))
-	var indexnow multiFlag
-	fs.Var(&indexnow, "indexnow", "IndexNow endpoint changes are pushed to, such as a peer's http://host:port/indexnow (repeatable)")
-	key := fs.String("indexnow-key", "", "IndexNow key; default: one made once and kept in the data folder")
-	keyLocation := fs.String("indexnow-key-location", "", "URL of the key file when the owner serves it; default: the publisher writes {key}.txt into the root")
+	fs, o := newPublishFlags()
 	if pos, err := parse(fs, args); err != nil {
 		return err
 	} else if len(pos) > 0 {
 		return usagef("unexpected argument %q", pos[0])
 	}
-	if *root == "" || *base == "" {
-		return usagef("publish needs --root and --base")
+	if err := o.check(); err != nil {
+		return err
 	}
-	if *cycle == 0 {
-		*cycle = -1 // publish.Config: negative is never
-	}
+	return runPublish(ctx, o, out)
+}
+
+// runPublish opens the store, starts the publisher (and its IndexNow
+// pinger) and serves the share repository until ctx ends.
+func runPublish(ctx context.Context, o *publishOptions, out io.Writer) error {
 	lg := logger()
-	st, err := openStore(*data, lg)
+	st, err := openStore(o.data, lg)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	ln, err := net.Listen("tcp", *listen)
+	ln, err := net.Listen("tcp", o.listen)
 	if err != nil {
-		return fmt.Errorf("cannot listen on %s: %w; choose another --listen", *listen, err)
+		return fmt.Errorf("cannot listen on %s: %w; choose another --listen", o.listen, err)
 	}
-	shareAddr := *addr
-	if shareAddr == "" {
-		shareAddr = ln.Addr().String()
-	}
-	cid := shareAddr + " cocrawl-publish/" + protocol.CurrentVersion
-	cfg := publish.Config{Root: *root, Base: *base, CID: cid, Index: *index, Settle: *settle, Rescan: *rescan, ConfirmCycle: *cycle, Logger: lg}
+	defer ln.Close() // serveShare closes it too; a second Close is harmless
+	shareAddr := cmp.Or(o.addr, ln.Addr().String())
+	cfg := publish.Config{Root: o.root, Base: o.base, CID: publish.CID(shareAddr), Index: o.index, Settle: o.settle,
+		Rescan: o.rescan, ConfirmCycle: o.cycle, Logger: lg}
 	var pinger *publish.Pinger
-	if len(indexnow) > 0 {
-		if pinger, err = startPinger(&cfg, *data, *key, *keyLocation, indexnow); err != nil {
-			ln.Close()
+	if len(o.indexnow) > 0 {
+		if pinger, err = startPinger(&cfg, o.data, o.key, o.keyLocation, o.indexnow); err != nil {
 			return err
 		}
 	}
 	pub, err := publish.New(st, cfg)
 	if err != nil {
-		ln.Close()
-		return usagef("%v", err)
+		return asUsage(err)
 	}
 	metrics := protocol.NewMetrics()
-	srv, err := protocol.NewServer(st, protocol.ServerOptions{
-		Control: protocol.ShareControl{Crawler: cid, Contact: *contact, Special: []string{pub.Base()}, Repository: "/share/"},
-		Logger:  lg,
-		Metrics: metrics,
-	})
+	srv, err := protocol.NewServer(st, protocol.ServerOptions{Control: pub.ShareControl(o.contact), Logger: lg, Metrics: metrics})
 	if err != nil {
-		ln.Close()
-		return usagef("%v", err)
+		return usagef("%v", err) // NewServer only checks what it is told
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -101,21 +121,18 @@ func cmdPublish(ctx context.Context, args []string, out io.Writer) error {
 	if pinger != nil {
 		go pinger.Run(ctx)
 	}
-	go retainLogs(ctx, st, *keepDays, lg)
-	err = serveShare(ctx, ln, srv, *admin, out, func(metricsAt string) {
-		fmt.Fprintf(out, "publishing %s as %s: robots.shr at http://%s/robots.shr, ResourceSync at http://%s/.well-known/resourcesync, metrics at %s; Ctrl-C stops\n",
-			*root, pub.Base(), shareAddr, shareAddr, metricsAt)
+	go retainLogs(ctx, st, o.keepDays, lg)
+	err = serveShare(ctx, ln, srv, o.admin, out, func(metricsAt string) {
+		fmt.Fprintf(out, "publishing %s as %s: robots.shr at http://%s/robots.shr, ResourceSync at http://%s%s, metrics at %s; Ctrl-C stops\n",
+			o.root, pub.Base(), shareAddr, shareAddr, sitemap.SourceDescriptionPath, metricsAt)
 	}, metrics, publishCollector{pub, pinger})
 	cancel()
-	if perr := <-pubErr; perr != nil {
-		return perr
-	}
-	return err
+	return cmp.Or(<-pubErr, err)
 }
 
 // startPinger makes the IndexNow pinger, with the key given, kept in the
-// data folder or made, and its key file written into the root unless the
-// owner serves it elsewhere.
+// data folder or made (publish.AttachPinger writes its key file into the
+// root unless the owner serves it elsewhere).
 func startPinger(cfg *publish.Config, data, key, keyLocation string, endpoints []string) (*publish.Pinger, error) {
 	keyPath := filepath.Join(data, "indexnow.key")
 	if key == "" {
@@ -130,23 +147,8 @@ func startPinger(cfg *publish.Config, data, key, keyLocation string, endpoints [
 			return nil, fmt.Errorf("read the IndexNow key: %w", err)
 		}
 	}
-	if keyLocation == "" {
-		name, err := publish.WriteKeyFile(cfg.Root, key)
-		if err != nil {
-			return nil, err
-		}
-		cfg.Skip = append(cfg.Skip, name)
-	}
-	u, err := url.Parse(cfg.Base)
-	if err != nil {
-		return nil, usagef("--base: %v", err)
-	}
-	p, err := publish.NewPinger(publish.PingConfig{Endpoints: endpoints, Key: key, KeyLocation: keyLocation, Host: u.Host, Logger: cfg.Logger})
-	if err != nil {
-		return nil, usagef("%v", err)
-	}
-	cfg.Notify = p.Add
-	return p, nil
+	p, err := publish.AttachPinger(cfg, key, keyLocation, endpoints)
+	return p, asUsage(err)
 }
 
 // retainLogs drops day logs older than keepDays, at start and hourly.

@@ -43,7 +43,7 @@ func cmdShare(ctx context.Context, args []string, out io.Writer) error {
 		Metrics: metrics,
 	})
 	if err != nil {
-		return usagef("%v", err)
+		return usagef("%v", err) // NewServer only checks what it is told
 	}
 	ln, err := net.Listen("tcp", *listen)
 	if err != nil {

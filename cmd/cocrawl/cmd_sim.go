@@ -89,7 +89,7 @@ func simModel(k float64, damping, recordBytes, updateRate, rateSpread float64) (
 	}
 	m = m.Scaled(k)
 	if err := m.Validate(); err != nil {
-		return m, usagef("%v", err)
+		return m, usagef("%v", err) // Validate only checks what it is told
 	}
 	return m, nil
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/cocrawl/cocrawl/crawl"
 	"github.com/cocrawl/cocrawl/peer"
 	"github.com/cocrawl/cocrawl/protocol"
+	"github.com/cocrawl/cocrawl/publish"
 )
 
 // command is one subcommand: run gets the arguments after its name.
@@ -55,13 +56,15 @@ func (e usageError) Error() string { return e.msg }
 func usagef(format string, a ...any) error { return usageError{fmt.Sprintf(format, a...)} }
 
 // asUsage is a constructor's error as the command reports it: a mistake
-// in what it was told (crawl.ConfigError, peer.ConfigError) is a usage
+// in what it was told (crawl.ConfigError, peer.ConfigError,
+// publish.ConfigError) is a usage
 // error (exit 2); a failure to start (a port, a file, the network) stays
 // an error (exit 1), with its cause.
 func asUsage(err error) error {
 	var ce *crawl.ConfigError
 	var pe *peer.ConfigError
-	if errors.As(err, &ce) || errors.As(err, &pe) {
+	var pub *publish.ConfigError
+	if errors.As(err, &ce) || errors.As(err, &pe) || errors.As(err, &pub) {
 		return usagef("%v", err)
 	}
 	return err

@@ -34,7 +34,7 @@ var allowed = map[string][]string{
 	"peer/trust":          {},
 	"sim":                 {"peer/rho", "peer/trust", "crawl/revisit", "internal/chart"},
 	"internal/measure":    {"crawl", "crawl/revisit", "webevents", "internal/testweb", "peer", "protocol", "publish", "sim"},
-	"publish":             {"webevents", "crawl"},
+	"publish":             {"webevents", "crawl", "protocol"},
 	"internal/demo":       {"internal/chart", "webevents", "protocol", "crawl", "peer", "peer/p2p", "peer/rho", "internal/netguard", "internal/testweb"},
 }
 

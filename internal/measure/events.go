@@ -227,17 +227,27 @@ func (j *updateJudge) kind(u string) *EventsKind {
 }
 
 // pollOf is the look an event came from: the last look at its URL in its
-// second that served a page (or any, for a deletion); -1 if none. Two
-// reads in a row count as one look, the second (a poll's second can be
-// the first read's).
+// second that served a page (or any, for a deletion), else in the second
+// before (the web logs a response when its handler returns, the crawler
+// dates it when it has read it: on a busy machine, a second boundary can
+// fall between); -1 if none. Two reads in a row count as one look, the
+// second (a poll's second can be the first read's).
 func (j *updateJudge) pollOf(e webevents.Event) int {
+	if i := j.pollIn(e, e.LPD); i >= 0 {
+		return i
+	}
+	return j.pollIn(e, e.LPD-1)
+}
+
+// pollIn is pollOf's search among the looks that ended in second sec.
+func (j *updateJudge) pollIn(e webevents.Event, sec int64) int {
 	ls := j.looks[e.URL]
-	last := sort.Search(len(ls), func(i int) bool { return ls[i].end > e.LPD }) - 1
+	last := sort.Search(len(ls), func(i int) bool { return ls[i].end > sec }) - 1
 	fits := func(k int) bool { return ls[k].version > 0 || e.Stat == webevents.Delete }
 	// A look of its own first, then the second of two reads, then the
 	// first (the poll after it was another: a spot-check, a sample).
 	for pass := 0; pass < 3; pass++ {
-		for i := last; i >= 0 && ls[i].end == e.LPD; i-- {
+		for i := last; i >= 0 && ls[i].end == sec; i-- {
 			k := i
 			switch {
 			case pass == 0 && ls[i].reread, pass > 0 && !ls[i].reread:

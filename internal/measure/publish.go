@@ -12,7 +12,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -140,19 +139,12 @@ func Publish(ctx context.Context, c PublishConfig) (*PublishReport, error) {
 		pubLn.Close()
 		return nil, err
 	}
-	cid := pubLn.Addr().String() + " cocrawl-publish/" + protocol.CurrentVersion
-	pc := publish.Config{Root: root, Base: siteURL, CID: cid, Logger: c.Logger}
+	pc := publish.Config{Root: root, Base: siteURL, CID: publish.CID(pubLn.Addr().String()), Logger: c.Logger}
 	if c.IndexNow {
-		key := publish.NewKey()
-		name, err := publish.WriteKeyFile(root, key)
+		pinger, err := publish.AttachPinger(&pc, publish.NewKey(), "", []string{"http://" + peerLn.Addr().String() + "/indexnow"})
 		if err != nil {
 			return nil, err
 		}
-		pinger, err := publish.NewPinger(publish.PingConfig{Endpoints: []string{"http://" + peerLn.Addr().String() + "/indexnow"}, Key: key, Host: strings.TrimSuffix(strings.TrimPrefix(siteURL, "http://"), "/"), Logger: c.Logger})
-		if err != nil {
-			return nil, err
-		}
-		pc.Skip, pc.Notify = []string{name}, pinger.Add
 		wg.Add(1)
 		go func() { defer wg.Done(); pinger.Run(ctx) }()
 	}
@@ -162,7 +154,7 @@ func Publish(ctx context.Context, c PublishConfig) (*PublishReport, error) {
 		return nil, err
 	}
 	srv, err := protocol.NewServer(pubStore, protocol.ServerOptions{
-		Control: protocol.ShareControl{Crawler: cid, Special: []string{pub.Base()}, Repository: "/share/"}, Logger: c.Logger})
+		Control: pub.ShareControl(""), Logger: c.Logger})
 	if err != nil {
 		pubLn.Close()
 		return nil, err

@@ -200,8 +200,9 @@ func Revisits(ctx context.Context, cfg RevisitConfig) (*RevisitReport, error) {
 		rep.Runs = append(rep.Runs, run)
 		rep.Budget = max(rep.Budget, run.Requests)
 	}
-	opt, optFreq := optimumPerHost(arms[0].web, rep.Budget)
 	for i, a := range arms {
+		// Every arm's web has the same rates, on its own hosts' URLs.
+		opt, optFreq := optimumPerHost(a.web, rep.Budget)
 		rep.Runs[i].Optimum = opt
 		rep.Runs[i].Bands = rateBands(a.web.Rates(), optFreq, a.visits, a.fresh, a.ticks, cfg.Measure)
 	}
