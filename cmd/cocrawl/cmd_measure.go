@@ -11,28 +11,36 @@ import (
 	"github.com/cocrawl/cocrawl/peer"
 )
 
+// measures are cocrawl measure's subcommands, in the order help lists
+// them.
+var measures = []struct {
+	name string
+	run  func(context.Context, []string, io.Writer) error
+}{
+	{"revisits", measureRevisits}, {"first-visits", measureFirstVisits}, {"sitemaps", measureSitemaps},
+	{"publish", measurePublish}, {"regimes", measureRegimes}, {"events", measureEvents}, {"mediawiki", measureMediaWiki},
+}
+
+// measureList is "a, b or c" of the experiments' names.
+func measureList() string {
+	names := make([]string, len(measures))
+	for i, e := range measures {
+		names[i] = e.name
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
+
 // cmdMeasure runs the crawler's policy experiments (docs/performance.md).
 func cmdMeasure(ctx context.Context, args []string, out io.Writer) error {
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
-		return usagef("measure takes an experiment: revisits, first-visits, sitemaps, publish, regimes, events or mediawiki")
+		return usagef("measure takes an experiment: %s", measureList())
 	}
-	switch args[0] {
-	case "revisits":
-		return measureRevisits(ctx, args[1:], out)
-	case "first-visits":
-		return measureFirstVisits(ctx, args[1:], out)
-	case "sitemaps":
-		return measureSitemaps(ctx, args[1:], out)
-	case "publish":
-		return measurePublish(ctx, args[1:], out)
-	case "regimes":
-		return measureRegimes(ctx, args[1:], out)
-	case "events":
-		return measureEvents(ctx, args[1:], out)
-	case "mediawiki":
-		return measureMediaWiki(ctx, args[1:], out)
+	for _, e := range measures {
+		if e.name == args[0] {
+			return e.run(ctx, args[1:], out)
+		}
 	}
-	return usagef("no experiment %q: revisits, first-visits, sitemaps, publish or regimes", args[0])
+	return usagef("no experiment %q: %s", args[0], measureList())
 }
 
 func measureEvents(ctx context.Context, args []string, out io.Writer) error {

@@ -43,6 +43,13 @@ func cmdPeers(ctx context.Context, args []string, out io.Writer) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(table)
 	}
+	printPeersHead(out, status)
+	return printPeerTable(out, table.Peers, time.Now())
+}
+
+// printPeersHead prints the peer's own lines: who, its freshness measured
+// against the model's, how it is reached.
+func printPeersHead(out io.Writer, status peer.Status) {
 	fmt.Fprintf(out, "%s: %d peers known, %d healthy", status.Crawler, status.PeersKnown, status.PeersHealthy)
 	if status.PeerID != "" {
 		fmt.Fprintf(out, "; peer ID %s, community %s, %d in its DHT table", status.PeerID, status.Community, status.DHTPeers)
@@ -73,10 +80,13 @@ func cmdPeers(ctx context.Context, args []string, out io.Writer) error {
 		fmt.Fprintf(out, "reachability %s, DHT %s, %s; connections %d direct, %d relayed; hole punches %d of %d succeeded\n",
 			reach, cmp.Or(n.DHTMode, "off"), relay, n.Direct, n.Relayed, n.HolePunches.Successes, n.HolePunches.Attempts)
 	}
+}
+
+// printPeerTable prints the peer table, a row per peer.
+func printPeerTable(out io.Writer, peers []peer.Record, now time.Time) error {
 	tw := tabwriter.NewWriter(out, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "PEER\tFOUND\tHEALTH\tMERGES\tGAINED\tCHECKS OK/FALSE\tLAST MERGE\tNEXT\tCONNECTION\tADDRESSES")
-	now := time.Now()
-	for _, r := range table.Peers {
+	for _, r := range peers {
 		health := "new"
 		switch {
 		case r.Self:
@@ -92,11 +102,7 @@ func cmdPeers(ctx context.Context, args []string, out io.Writer) error {
 		if len(r.P2PAddrs) > 0 {
 			addrs = strings.Join(r.P2PAddrs, " ")
 		}
-		name := r.Crawler
-		if name == "" {
-			name = r.URL
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d/%d\t%s\t%s\t%s\t%s\n", name, r.Source, health, r.Merges, r.Gained,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d/%d\t%s\t%s\t%s\t%s\n", cmp.Or(r.Crawler, r.URL), r.Source, health, r.Merges, r.Gained,
 			r.Confirmed, r.Refuted, ago(now, r.LastSuccess), ago(now, r.NextDue), cmp.Or(r.Connection, "-"), addrs)
 	}
 	return tw.Flush()
