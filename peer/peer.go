@@ -1,6 +1,7 @@
 package peer
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -178,45 +179,9 @@ func New(cfg Config, st Stores) (*Peer, error) {
 	if st.Events == nil || st.Frontier == nil || st.Peers == nil {
 		return nil, configErrorf("peer: events, frontier and peer stores are required")
 	}
-	if cfg.Moniker == "" {
-		cfg.Moniker = "cocrawl/" + protocol.CurrentVersion
-	}
-	if cfg.Controller == nil {
-		cfg.Controller = rho.NewRate()
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
-	}
-	if cfg.Grace <= 0 {
-		cfg.Grace = 10 * time.Second
-	}
+	cfg.defaults()
 	cid := cfg.Addr + " " + cfg.Moniker
-	cfg.Crawl.CID = cid
-	cfg.Crawl.Logger = cfg.Logger
-	if cfg.Crawl.Fetch.From == "" {
-		cfg.Crawl.Fetch.From = cfg.Contact
-	}
-	if f, ok := cfg.Controller.(rho.Fixed); ok && f == 0 {
-		cfg.Trust.Checks = -1 // it never polls, so it cannot check
-	}
-	// What it polls, it tells, unchanged pages included, so its peers can
-	// count its polls as their visits; and it polls in its own order, put
-	// off by up to ten of the shortest merge intervals (the demo measured
-	// 4, 12, 30 and 60 s with merges every 3 s: 30 s was best), and never
-	// by more than half a page's revisit interval (crawl.revisitOffset),
-	// so that peers interleave.
-	cfg.Crawl.Confirm = cfg.Crawl.Confirm || cfg.Share
-	if f, ok := cfg.Controller.(rho.Fixed); cfg.Crawl.Spread == 0 && !(ok && f == 1) {
-		sched := cfg.Schedule
-		sched.defaults()
-		cfg.Crawl.Spread = 10 * sched.MergeMin
-	}
-	if cfg.Crawl.RequestRate == 0 {
-		// The revisit schedule plans within the request budget, which the
-		// poll/merge slots spend (polls get what merges leave).
-		cfg.Crawl.RequestRate = cfg.RequestsPerSecond
-	}
-	c, err := crawl.New(cfg.Crawl, st.Events, st.Frontier)
+	c, err := crawl.New(cfg.crawlConfig(cid), st.Events, st.Frontier)
 	if err != nil {
 		return nil, err
 	}
@@ -233,29 +198,8 @@ func New(cfg Config, st Stores) (*Peer, error) {
 	if cfg.RequestsPerSecond > 0 {
 		p.budget = rate.NewLimiter(rate.Limit(cfg.RequestsPerSecond), 1)
 	}
-	p.merger = protocol.Merger{
-		Store:  st.Events,
-		Client: protocol.NewHTTPClient(protocol.ClientOptions{AllowPrivate: cfg.AllowPrivate}),
-		Limits: cfg.MergeLimits, From: cfg.Contact, Logger: cfg.Logger, Metrics: p.metrics,
-		Merged: p.onMerged, DayQuota: cfg.DayQuota,
-	}
-	if cfg.MergeInScope {
-		p.merger.Filter = func(e *webevents.Event) bool { return p.crawler.InScope(e.URL) }
-	}
-	var shareStore protocol.ShareStore = st.Events
-	if !cfg.Share {
-		shareStore = emptyShare{st.Events}
-	}
-	p.share, err = protocol.NewServer(shareStore, protocol.ServerOptions{
-		ClientKey: p2p.ClientOf,
-		Control:   protocol.ShareControl{Crawler: cid, Contact: cfg.Contact, Special: cfg.Special, Repository: "/share/"},
-		Logger:    cfg.Logger,
-		Update:    p.updateControl,
-		Metrics:   p.metrics,
-		Withhold:  p.withhold,
-		IndexNow:  p.indexNow,
-	})
-	if err != nil {
+	p.merger = p.newMerger()
+	if p.share, err = p.newShareServer(); err != nil {
 		return nil, err
 	}
 	if cfg.P2P != nil {
@@ -269,24 +213,107 @@ func New(cfg Config, st Stores) (*Peer, error) {
 		n.OnFound(p.addP2PPeer)
 		p.node = n
 	}
-	p.excludeRepository("self", "http://"+cfg.Addr+"/robots.shr", "http://"+cfg.Addr+p.share.RepositoryPath())
-	if err := st.Peers.LoadPeers(func(r Record) error {
+	if err := p.loadPeers(); err != nil {
+		p.closeP2P()
+		return nil, err
+	}
+	return p, nil
+}
+
+// defaults fills the zero fields New defaults.
+func (cfg *Config) defaults() {
+	cfg.Moniker = cmp.Or(cfg.Moniker, "cocrawl/"+protocol.CurrentVersion)
+	if cfg.Controller == nil {
+		cfg.Controller = rho.NewRate()
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Grace <= 0 {
+		cfg.Grace = 10 * time.Second
+	}
+	if f, ok := cfg.Controller.(rho.Fixed); ok && f == 0 {
+		cfg.Trust.Checks = -1 // it never polls, so it cannot check
+	}
+}
+
+// crawlConfig is the crawler's configuration as the peer runs it: its cid,
+// logger and contact, and what cooperation asks of its polls.
+func (cfg *Config) crawlConfig(cid string) crawl.Config {
+	cc := cfg.Crawl
+	cc.CID, cc.Logger = cid, cfg.Logger
+	cc.Fetch.From = cmp.Or(cc.Fetch.From, cfg.Contact)
+	// What it polls, it tells, unchanged pages included, so its peers can
+	// count its polls as their visits; and it polls in its own order, put
+	// off by up to ten of the shortest merge intervals (the demo measured
+	// 4, 12, 30 and 60 s with merges every 3 s: 30 s was best), and never
+	// by more than half a page's revisit interval (crawl.revisitOffset),
+	// so that peers interleave.
+	cc.Confirm = cc.Confirm || cfg.Share
+	if f, ok := cfg.Controller.(rho.Fixed); cc.Spread == 0 && !(ok && f == 1) {
+		sched := cfg.Schedule
+		sched.defaults()
+		cc.Spread = 10 * sched.MergeMin
+	}
+	if cc.RequestRate == 0 {
+		// The revisit schedule plans within the request budget, which the
+		// poll/merge slots spend (polls get what merges leave).
+		cc.RequestRate = cfg.RequestsPerSecond
+	}
+	return cc
+}
+
+// newMerger is the merge client, its records checked and handed to the
+// crawler (onMerged).
+func (p *Peer) newMerger() protocol.Merger {
+	m := protocol.Merger{
+		Store:  p.stores.Events,
+		Client: protocol.NewHTTPClient(protocol.ClientOptions{AllowPrivate: p.cfg.AllowPrivate}),
+		Limits: p.cfg.MergeLimits, From: p.cfg.Contact, Logger: p.cfg.Logger, Metrics: p.metrics,
+		Merged: p.onMerged, DayQuota: p.cfg.DayQuota,
+	}
+	if p.cfg.MergeInScope {
+		m.Filter = func(e *webevents.Event) bool { return p.crawler.InScope(e.URL) }
+	}
+	return m
+}
+
+// newShareServer is the share repository: the peer's day files, or none
+// when it does not share.
+func (p *Peer) newShareServer() (*protocol.Server, error) {
+	var shareStore protocol.ShareStore = p.stores.Events
+	if !p.cfg.Share {
+		shareStore = emptyShare{p.stores.Events}
+	}
+	return protocol.NewServer(shareStore, protocol.ServerOptions{
+		ClientKey: p2p.ClientOf,
+		Control:   protocol.ShareControl{Crawler: p.cid, Contact: p.cfg.Contact, Special: p.cfg.Special, Repository: "/share/"},
+		Logger:    p.cfg.Logger,
+		Update:    p.updateControl,
+		Metrics:   p.metrics,
+		Withhold:  p.withhold,
+		IndexNow:  p.indexNow,
+	})
+}
+
+// loadPeers fills the peer table from its store and the static peers, and
+// keeps the repositories of itself and its peers away from polling.
+func (p *Peer) loadPeers() error {
+	p.excludeRepository("self", "http://"+p.cfg.Addr+"/robots.shr", "http://"+p.cfg.Addr+p.share.RepositoryPath())
+	if err := p.stores.Peers.LoadPeers(func(r Record) error {
 		p.peers.load(r)
 		p.excludeRepository(r.URL, r.URL, r.Repository)
 		return nil
 	}); err != nil {
-		p.closeP2P()
-		return nil, fmt.Errorf("peer: load peer table: %w", err)
+		return fmt.Errorf("peer: load peer table: %w", err)
 	}
-	now := time.Now()
-	for _, u := range cfg.Peers {
+	for _, u := range p.cfg.Peers {
 		if err := p.AddPeer(u, "static"); err != nil {
-			p.closeP2P()
-			return nil, err
+			return err
 		}
 	}
-	p.crawler.Delegate(p.peers.delegated(now))
-	return p, nil
+	p.crawler.Delegate(p.peers.delegated(time.Now()))
+	return nil
 }
 
 // updateControl fills the robots.shr fields that change while the peer
