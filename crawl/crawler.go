@@ -451,32 +451,11 @@ func (c *Crawler) serveHost(ctx context.Context, h *host) PollResult {
 // leaves res as it was read: without the validators the host is not
 // trusted for, a deletion the host did not announce as a 404.
 func (c *Crawler) afterFetch(h *host, st *URLState, res *Result) (webevents.Event, bool, string) {
-	var prev *webevents.Event
-	if e, ok := c.queue.pending(st.URL); ok {
-		prev = &e // polled again before the store took the last poll's event
-	} else if e, ok, err := c.store.Get(st.URL); err == nil && ok {
-		prev = &e
-	}
+	prev := c.previous(st)
 	c.mu.Lock()
-	h.validators.observe(res, prev, h.noise.wireNear())
-	*res = *h.validators.trusted(res)
-	if c.readNoise(h, st, res) {
-		// The first of two reads for the host's noise (noise.go): the
-		// second, at once, decides the event with what the two taught.
-		// Judged now, a revisit would compare without the noise learnt.
-		defer c.mu.Unlock()
-		h.fit.sent++
-		h.signals.since++
-		h.failures = 0
-		st.Due = time.Unix(0, 0)
-		c.hostDone(h, st, res, false)
+	if c.takeNoiseRead(h, st, res, prev) {
+		c.mu.Unlock()
 		return webevents.Event{}, false, ""
-	}
-	res.WireNear, res.LocalNear = h.noise.wireNear(), h.noise.localNear()
-	if st.hasOwnFP && res.HasLocal && st.ownMaskVer == h.noise.version &&
-		(prev == nil || prev.From == "" || st.ownAt/1000 >= prev.LPD) {
-		// This crawler's last look is the latest word on the page.
-		res.HeldLocal, res.HasHeldLocal = st.ownFP, true
 	}
 	deletedBy := c.unannouncedDeletion(h, res)
 	c.mu.Unlock()
@@ -485,24 +464,70 @@ func (c *Crawler) afterFetch(h *host, st *URLState, res *Result) (webevents.Even
 	} else if res.Status == 404 || res.Status == 410 {
 		deletedBy = deletedBy404
 	}
+	ev, changed, refused := c.record(st, prev, res, deletedBy)
+	kind := c.countKind(res, refused)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.afterLook(h, st, res, prev, changed, kind, refused)
+	return ev, changed, kind
+}
+
+// previous is the URL's last event: the one waiting for the store, else
+// the stored one; nil when there is none.
+func (c *Crawler) previous(st *URLState) *webevents.Event {
+	if e, ok := c.queue.pending(st.URL); ok {
+		return &e // polled again before the store took the last poll's event
+	}
+	if e, ok, err := c.store.Get(st.URL); err == nil && ok {
+		return &e
+	}
+	return nil
+}
+
+// takeNoiseRead applies what the host's validators and noise say of res,
+// and reports whether the poll was the first of two reads for the host's
+// noise (noise.go): the second, at once, decides the event with what the
+// two taught (judged now, a revisit would compare without the noise
+// learnt), so this one is done with. c.mu held.
+func (c *Crawler) takeNoiseRead(h *host, st *URLState, res *Result, prev *webevents.Event) bool {
+	h.validators.observe(res, prev, h.noise.wireNear())
+	*res = *h.validators.trusted(res)
+	if c.readNoise(h, st, res) {
+		h.fit.sent++
+		h.signals.since++
+		h.failures = 0
+		st.Due = time.Unix(0, 0)
+		c.hostDone(h, st, res, false)
+		return true
+	}
+	res.WireNear, res.LocalNear = h.noise.wireNear(), h.noise.localNear()
+	if st.hasOwnFP && res.HasLocal && st.ownMaskVer == h.noise.version &&
+		(prev == nil || prev.From == "" || st.ownAt/1000 >= prev.LPD) {
+		// This crawler's last look is the latest word on the page.
+		res.HeldLocal, res.HasHeldLocal = st.ownFP, true
+	}
+	return false
+}
+
+// record turns the poll into its web-event, if it saw one, and queues it
+// for the store, or queues a confirmation of the held state (Confirm).
+// refused: the event failed the store's checks and was not queued.
+func (c *Crawler) record(st *URLState, prev *webevents.Event, res *Result, deletedBy string) (ev webevents.Event, changed, refused bool) {
 	seen := res
 	if res.Status == 304 && prev != nil && prev.From != "" {
 		// Unchanged since this crawler's own last fetch, whose validators
 		// it sent: that is the page to hold a peer's claim against.
 		seen = ownView(res, st, prev)
 	}
-	ev, changed := Detect(st.URL, prev, seen, res.End, c.cfg.CID)
-	refused := false
+	ev, changed = Detect(st.URL, prev, seen, res.End, c.cfg.CID)
 	if changed {
 		// An event the store would refuse is not queued, where it would
 		// take its whole batch down with it, and the URL keeps its old
 		// validators, so the change is seen again at the next poll.
 		if err := ev.Validate(); err != nil {
 			c.cfg.Logger.Warn("poll result refused as an event", "url", st.URL, "err", err)
-			changed, refused = false, true
+			return ev, false, true
 		}
-	}
-	if changed {
 		switch ev.Stat {
 		case webevents.Create:
 			c.created.Add(1)
@@ -522,6 +547,11 @@ func (c *Crawler) afterFetch(h *host, st *URLState, res *Result) (webevents.Even
 		conf.LPD, conf.From, conf.CID = res.End.Unix(), "", c.cfg.CID
 		c.queue.addEvent(conf)
 	}
+	return ev, changed, false
+}
+
+// countKind is the poll's error kind ("" for none), counted.
+func (c *Crawler) countKind(res *Result, refused bool) string {
 	kind := errorKind(res)
 	if refused {
 		kind = "refused"
@@ -534,19 +564,19 @@ func (c *Crawler) afterFetch(h *host, st *URLState, res *Result) (webevents.Even
 	if res.Status == 304 {
 		c.notModified.Add(1)
 	}
+	return kind
+}
 
-	c.mu.Lock()
-	defer c.mu.Unlock()
+// afterLook updates the URL's state after a poll (a sample judged, a
+// failure backed off, a page gone, the change rate and next revisit), adds
+// the URLs it names and hands the host back. c.mu held.
+func (c *Crawler) afterLook(h *host, st *URLState, res *Result, prev *webevents.Event, changed bool, kind string, refused bool) {
 	h.fit.sent++
 	h.signals.since++
 	st.checking = false
 	if st.sampling {
 		st.sampling = false
-		judged := kind
-		if refused {
-			judged = "refused"
-		}
-		c.judgeSample(prev, changed, res, judged, st.sampleWeight, res.End)
+		c.judgeSample(prev, changed, res, kind, st.sampleWeight, res.End)
 	} else {
 		c.polledForSample(res.End)
 	}
@@ -565,19 +595,7 @@ func (c *Crawler) afterFetch(h *host, st *URLState, res *Result) (webevents.Even
 		h.failures = 0
 		st.Excluded = false
 		if res.Status == 200 || res.Status == 304 {
-			c.judgeLastmod(h, st, changed, res.LastModified, res.End)
-			if res.Status == 200 {
-				if !res.HasLocal || !st.hasOwnFP || st.ownMaskVer != h.noise.version || fingerprint.Distance(st.ownFP, res.Local) > h.noise.localNear() {
-					st.ownAt = res.End.UnixMilli() // another version: first seen now
-				}
-				st.ownFP, st.hasOwnFP, st.ownMaskVer = res.Local, res.HasLocal, h.noise.version
-			}
-			st.Polls++
-			c.observeLook(st, res.End, changed, res.LastModified)
-			if res.Status == 200 && !refused {
-				st.NotHTML = !res.HTML
-				st.ETag, st.LastMod = res.ETag, res.LastModRaw
-			}
+			c.learnLook(h, st, res, changed, refused)
 		}
 		c.nextInterval(h, st, changed, res.End)
 		st.Due = c.revisitAt(st, res.End)
@@ -594,7 +612,25 @@ func (c *Crawler) afterFetch(h *host, st *URLState, res *Result) (webevents.Even
 		}
 	}
 	c.hostDone(h, st, res, transient)
-	return ev, changed, kind
+}
+
+// learnLook takes what a look that found the page (200 or 304) tells: the
+// sitemap's claim judged, the page's own fingerprint, its change rate, its
+// validators. c.mu held.
+func (c *Crawler) learnLook(h *host, st *URLState, res *Result, changed, refused bool) {
+	c.judgeLastmod(h, st, changed, res.LastModified, res.End)
+	if res.Status == 200 {
+		if !res.HasLocal || !st.hasOwnFP || st.ownMaskVer != h.noise.version || fingerprint.Distance(st.ownFP, res.Local) > h.noise.localNear() {
+			st.ownAt = res.End.UnixMilli() // another version: first seen now
+		}
+		st.ownFP, st.hasOwnFP, st.ownMaskVer = res.Local, res.HasLocal, h.noise.version
+	}
+	st.Polls++
+	c.observeLook(st, res.End, changed, res.LastModified)
+	if res.Status == 200 && !refused {
+		st.NotHTML = !res.HTML
+		st.ETag, st.LastMod = res.ETag, res.LastModRaw
+	}
 }
 
 // hostDone reschedules st and hands its host back after a request, for
