@@ -21,7 +21,7 @@
 // (crawl.Crawler.Delegate): their events are merged instead of polled.
 //
 // What a merge brings decides what the peer polls, and is checked
-// (trust.go, spec section 12): every merged record is a visit for the
+// (checks.go, spec section 12): every merged record is a visit for the
 // crawler (crawl.Hint), each merge's records are sampled and re-polled, a
 // peer whose claims the polls refute is distrusted (never merged again, its
 // states re-polled, its records withheld from the day files), and records

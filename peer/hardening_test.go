@@ -93,7 +93,7 @@ func TestViolationsArePolled(t *testing.T) {
 // newcomer once they have had their chance and given nothing; static
 // peers and peers that gave events stay.
 func TestSybilsCannotLockOutNewcomers(t *testing.T) {
-	s := newPeerSet(Schedule{MergeMin: time.Second, MergeMax: time.Minute})
+	s := newPeerSet(MergeSchedule{MergeMin: time.Second, MergeMax: time.Minute})
 	t0 := time.Unix(1_700_000_000, 0)
 	s.add("http://static.example/robots.shr", "static", t0)
 	s.next(t0)

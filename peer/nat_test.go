@@ -159,7 +159,7 @@ func TestMergeThroughARelayInPieces(t *testing.T) {
 	// burst, and faster attempts only use the budget up.
 	home := func(ip, mode string) *memPeer {
 		cfg := testConfig(nil, mode)
-		cfg.Schedule = Schedule{MergeMin: time.Second, MergeMax: 2 * time.Second, BackoffBase: time.Second, BackoffMax: 2 * time.Second}
+		cfg.Schedule = MergeSchedule{MergeMin: time.Second, MergeMax: 2 * time.Second, BackoffBase: time.Second, BackoffMax: 2 * time.Second}
 		return startMemPeer(t, cfg, p2p.Config{Community: "far", Reachability: p2p.ReachabilityPrivate, NoHolePunching: true,
 			Bootstrap: []string{relayAddr}, Relays: []string{relayAddr},
 			ListenAddrs: []string{"/ip4/" + ip + "/udp/8000/quic-v1"}, Extra: []libp2p.Option{simulatedQUIC(false, router)}})

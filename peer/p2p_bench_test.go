@@ -59,7 +59,7 @@ func BenchmarkDHTTrafficAtRest(b *testing.B) {
 func benchConfig() Config {
 	c := testConfig(nil, "sharing-hybrid")
 	c.Slots = 1
-	c.Schedule = Schedule{MergeMin: time.Hour, MergeMax: time.Hour}
+	c.Schedule = MergeSchedule{MergeMin: time.Hour, MergeMax: time.Hour}
 	return c
 }
 

@@ -59,7 +59,7 @@ type Config struct {
 	Share      bool           // publish what it learns
 
 	Peers    []string // robots.shr URLs of static peers
-	Schedule Schedule
+	Schedule MergeSchedule
 	// KeepDays is how many days of logs the store keeps, today included,
 	// and how long a deleted URL's state is kept; 0 means
 	// webevents.DefaultKeepDays, and never fewer than MinKeepDays (a first
@@ -87,8 +87,8 @@ type Config struct {
 	// crawler has its own switch in Crawl.Fetch.
 	AllowPrivate bool
 	MergeLimits  protocol.Limits
-	// Trust sets the spot-checks of what peers tell (peer/trust.go).
-	Trust Trust
+	// Trust sets the spot-checks of what peers tell (peer/checks.go).
+	Trust TrustConfig
 	// P2P, when set, runs a libp2p host: the share repository is served
 	// over libp2p streams too, and (unless P2P.NoDHT) community peers are
 	// found through the DHT and merged over libp2p.
@@ -741,7 +741,7 @@ func (p *Peer) indexNow(sub protocol.IndexNowSubmission) error {
 
 // withBudget gives a merge schedule the peer's request budget, unless it
 // has one of its own.
-func withBudget(s Schedule, rate float64) Schedule {
+func withBudget(s MergeSchedule, rate float64) MergeSchedule {
 	if s.RequestRate == 0 {
 		s.RequestRate = rate
 	}

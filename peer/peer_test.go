@@ -57,7 +57,7 @@ func testConfig(seeds []string, mode string, peers ...string) Config {
 			Fetch: crawl.FetchConfig{AllowPrivate: true, Timeout: 5 * time.Second},
 		},
 		Controller: ctl, Mode: m.Name, Share: m.Share, Peers: peers, Slots: 4,
-		Schedule:     Schedule{MergeMin: 150 * time.Millisecond, MergeMax: time.Second, BackoffBase: 100 * time.Millisecond, BackoffMax: time.Second},
+		Schedule:     MergeSchedule{MergeMin: 150 * time.Millisecond, MergeMax: time.Second, BackoffBase: 100 * time.Millisecond, BackoffMax: time.Second},
 		AllowPrivate: true, Grace: 2 * time.Second,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 	}

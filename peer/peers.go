@@ -13,9 +13,9 @@ import (
 	"github.com/cocrawl/cocrawl/webevents"
 )
 
-// Schedule sets how often peers are merged from. Zero fields take the
+// MergeSchedule sets how often peers are merged from. Zero fields take the
 // defaults named.
-type Schedule struct {
+type MergeSchedule struct {
 	// MergeMin and MergeMax bound the wait between two merges from one
 	// peer, which follows what its merges bring (done): it shrinks while
 	// they bring more than MergeTarget events and grows while they bring
@@ -34,7 +34,7 @@ type Schedule struct {
 	RequestRate float64
 }
 
-func (s *Schedule) defaults() {
+func (s *MergeSchedule) defaults() {
 	def := func(d *time.Duration, v time.Duration) {
 		if *d <= 0 {
 			*d = v
@@ -51,7 +51,7 @@ func (s *Schedule) defaults() {
 // each when its wait is over, one merge at a time per peer.
 type peerSet struct {
 	mu      sync.Mutex
-	sched   Schedule
+	sched   MergeSchedule
 	rows    map[string]*Record
 	busy    map[string]bool
 	evicted []string // rows dropped to make room, to delete from the store (takeEvicted)
@@ -63,7 +63,7 @@ type peerSet struct {
 	polls map[string]map[string]int64
 }
 
-func newPeerSet(s Schedule) *peerSet {
+func newPeerSet(s MergeSchedule) *peerSet {
 	s.defaults()
 	return &peerSet{sched: s, rows: map[string]*Record{}, busy: map[string]bool{}, backing: map[string]map[string]time.Time{},
 		polls: map[string]map[string]int64{}}
@@ -275,7 +275,7 @@ func (s *peerSet) budgetFloor() time.Duration {
 	return time.Duration(float64(max(n, 1)) / (mergeBudgetShare * s.sched.RequestRate) * float64(time.Second))
 }
 
-// DefaultMergeMin is Schedule.MergeMin's default: a web whose pages
+// DefaultMergeMin is MergeSchedule.MergeMin's default: a web whose pages
 // change every few seconds loses a share 1 − e^(−λd) of what a merge
 // brings to its delay d, so merges keep up with events down to a quarter
 // second; the wait grows as soon as they bring fewer than MergeTarget.
@@ -509,7 +509,7 @@ func (s *peerSet) release(shrURL string) {
 // judge records a spot-check verdict against a source's row. It returns
 // the row to save (empty when the source is not in the table) and whether
 // the verdict made the source distrusted.
-func (s *peerSet) judge(from string, v Verdict, t *Trust, now time.Time) (Record, bool) {
+func (s *peerSet) judge(from string, v Verdict, t *TrustConfig, now time.Time) (Record, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r := s.rows[rowKey(from)]
@@ -533,7 +533,7 @@ func (s *peerSet) judge(from string, v Verdict, t *Trust, now time.Time) (Record
 
 // vouches says whether a source in the table is vouched for: its checks
 // were confirmed often enough and rarely refuted (Trust.vouches).
-func (s *peerSet) vouches(from string, t *Trust) bool {
+func (s *peerSet) vouches(from string, t *TrustConfig) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r := s.rows[rowKey(from)]
@@ -543,7 +543,7 @@ func (s *peerSet) vouches(from string, t *Trust) bool {
 // withholds says whether records merged from a source stay out of this
 // peer's day files: the source is in the table, distrusted or not yet
 // vouched for. Imports and unknown sources are published.
-func (s *peerSet) withholds(from string, t *Trust) bool {
+func (s *peerSet) withholds(from string, t *TrustConfig) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r := s.rows[rowKey(from)]

@@ -13,7 +13,7 @@ import (
 )
 
 func TestPeerSetRoundRobinBackoffAndAdaptiveWait(t *testing.T) {
-	s := newPeerSet(Schedule{MergeMin: 10 * time.Second, MergeMax: 80 * time.Second, BackoffBase: 30 * time.Second, BackoffMax: 100 * time.Second})
+	s := newPeerSet(MergeSchedule{MergeMin: 10 * time.Second, MergeMax: 80 * time.Second, BackoffBase: 30 * time.Second, BackoffMax: 100 * time.Second})
 	t0 := time.Unix(1_700_000_000, 0)
 	s.add("http://a.example/robots.shr", "static", t0)
 	s.add("http://b.example/robots.shr", "static", t0.Add(time.Millisecond))
@@ -81,7 +81,7 @@ func TestPeerSetRoundRobinBackoffAndAdaptiveWait(t *testing.T) {
 }
 
 func TestDelegation(t *testing.T) {
-	s := newPeerSet(Schedule{MergeMin: time.Second, MergeMax: time.Minute})
+	s := newPeerSet(MergeSchedule{MergeMin: time.Second, MergeMax: time.Minute})
 	now := time.Unix(1_700_000_000, 0)
 	add := func(u string, o mergeOutcome) {
 		s.add(u, "static", now)
@@ -110,7 +110,7 @@ func TestDelegation(t *testing.T) {
 // forward, not sooner than the gap after its last; a ping for a host left
 // to nobody moves nothing.
 func TestNudgeMovesTheMergeForward(t *testing.T) {
-	s := newPeerSet(Schedule{MergeMin: 30 * time.Second, MergeMax: time.Hour})
+	s := newPeerSet(MergeSchedule{MergeMin: 30 * time.Second, MergeMax: time.Hour})
 	now := time.Unix(1_700_000_000, 0)
 	const pub = "http://pub.example/robots.shr"
 	s.add(pub, "static", now)
@@ -137,7 +137,7 @@ func TestNudgeMovesTheMergeForward(t *testing.T) {
 // MaxSpecial of a peer count, and only for hosts the peer shows by its own
 // polls (records with its cid) that it crawls.
 func TestHostileSpecialPrefixes(t *testing.T) {
-	s := newPeerSet(Schedule{MergeMin: time.Second, MergeMax: 24 * time.Hour})
+	s := newPeerSet(MergeSchedule{MergeMin: time.Second, MergeMax: 24 * time.Hour})
 	now := time.Unix(1_700_000_000, 0)
 	const shr, cid = "http://grabby.example/robots.shr", "grabby:1 G"
 	many := []string{"http://1", "http://example.com", "HTTP://Crawled.Example:80", "http://unbacked.example/"}
@@ -185,7 +185,7 @@ func hasAnyPrefix(s string, prefixes []string) bool {
 }
 
 func TestDiscoveredPeersAreBounded(t *testing.T) {
-	s := newPeerSet(Schedule{})
+	s := newPeerSet(MergeSchedule{})
 	now := time.Unix(1_700_000_000, 0)
 	many := make([]string, 40)
 	for i := range many {
@@ -203,7 +203,7 @@ func TestDiscoveredPeersAreBounded(t *testing.T) {
 // With a request budget, merges from all healthy peers take at most a
 // twentieth of it: the wait between merges from one peer has a floor.
 func TestMergesWithinTheBudget(t *testing.T) {
-	s := newPeerSet(Schedule{MergeMin: 100 * time.Millisecond, MergeMax: time.Hour, RequestRate: 40})
+	s := newPeerSet(MergeSchedule{MergeMin: 100 * time.Millisecond, MergeMax: time.Hour, RequestRate: 40})
 	now := time.Unix(1_700_000_000, 0)
 	for _, u := range []string{"http://a.example/robots.shr", "http://b.example/robots.shr"} {
 		s.add(u, "static", now)
@@ -216,7 +216,7 @@ func TestMergesWithinTheBudget(t *testing.T) {
 	if got := time.Duration(r.Interval); got != time.Second {
 		t.Fatalf("wait %v, want 1s (2 peers / (0.05 x 40/s))", got)
 	}
-	free := newPeerSet(Schedule{MergeMin: 100 * time.Millisecond, MergeMax: time.Hour})
+	free := newPeerSet(MergeSchedule{MergeMin: 100 * time.Millisecond, MergeMax: time.Hour})
 	free.add("http://a.example/robots.shr", "static", now)
 	free.next(now)
 	if r := free.done("http://a.example/robots.shr", mergeOutcome{gained: 1000}, now); time.Duration(r.Interval) != 100*time.Millisecond {

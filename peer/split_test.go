@@ -18,7 +18,7 @@ import (
 // A peer takes part in a host's split while its merged records show its
 // own recent polls of that host, and it is healthy and polls at all.
 func TestPollersFollowOwnPolls(t *testing.T) {
-	s := newPeerSet(Schedule{})
+	s := newPeerSet(MergeSchedule{})
 	now := time.Unix(1_700_000_000, 0)
 	rows := map[string]string{"http://a.example/robots.shr": "a:1 x", "http://b.example/robots.shr": "b:1 x", "http://m.example/robots.shr": "m:1 x"}
 	for u, cid := range rows {

@@ -48,7 +48,7 @@ type Record struct {
 	NextDue       time.Time `json:"next_due,omitzero"`
 	NetworkTimeMS int64     `json:"network_ms"` // time spent merging from it
 
-	// Spot-checks of its records (peer/trust.go): claims confirmed and
+	// Spot-checks of its records (peer/checks.go): claims confirmed and
 	// refuted by this peer's own polls, and checks that could not tell.
 	Confirmed    int64     `json:"confirmed,omitempty"`
 	Refuted      int64     `json:"refuted,omitempty"`

@@ -234,7 +234,7 @@ func (o *runOptions) peerConfig(addr string, ip net.IP, lg *slog.Logger) peer.Co
 		Crawl:      o.settings.crawlConfig(o.seeds, "", o.allowPrivate),
 		Controller: b.Controller, Mode: b.Name, Share: b.Share,
 		Peers: o.peers, Slots: o.slots, AllowPrivate: o.allowPrivate, RequestsPerSecond: o.budget, NoSplit: o.noSplit,
-		Schedule: peer.Schedule{MergeMin: o.mergeMin, MergeMax: o.mergeMax},
+		Schedule: peer.MergeSchedule{MergeMin: o.mergeMin, MergeMax: o.mergeMax},
 		P2P:      node, Logger: lg,
 		MergeInScope: o.mergeInScope, DayQuota: o.dayQuota, KeepDays: o.keepDays,
 	}

@@ -378,7 +378,7 @@ func startMember(ctx context.Context, cfg Config, dir, group string, i int, host
 			Fetch: crawl.FetchConfig{AllowPrivate: true, Timeout: 5 * time.Second, UserAgent: "cocrawl-demo/1.1 (" + name + ")"},
 		},
 		RequestsPerSecond: cfg.Budget, AllowPrivate: true, Slots: 8,
-		Schedule: peer.Schedule{BackoffBase: time.Second, BackoffMax: 10 * time.Second},
+		Schedule: peer.MergeSchedule{BackoffBase: time.Second, BackoffMax: 10 * time.Second},
 		Grace:    3 * time.Second, Logger: cfg.Logger,
 	}
 	if group == Coop || group == Liar {

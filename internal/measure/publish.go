@@ -187,7 +187,7 @@ func Publish(ctx context.Context, c PublishConfig) (*PublishReport, error) {
 		Crawl: crawl.Config{Seeds: []string{siteURL}, Workers: 4, Agent: "cocrawl",
 			Fetch: crawl.FetchConfig{AllowPrivate: true, Timeout: 5 * time.Second}},
 		Peers: []string{"http://" + pubLn.Addr().String() + "/robots.shr"}, AllowPrivate: true,
-		Schedule: peer.Schedule{MergeMin: c.MergeMin, MergeMax: c.MergeMax},
+		Schedule: peer.MergeSchedule{MergeMin: c.MergeMin, MergeMax: c.MergeMax},
 		Grace:    time.Second, Logger: c.Logger,
 	}, peer.StoresIn(peerStore))
 	if err != nil {

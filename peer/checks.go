@@ -11,12 +11,12 @@ import (
 	"github.com/cocrawl/cocrawl/webevents"
 )
 
-// Trust sets how a peer checks what other peers tell it (spec sections
+// TrustConfig sets how a peer checks what other peers tell it (spec sections
 // 12.3 and 12.4):
 // after each merge it re-polls a random sample of the records it got, and
 // judges each claim against what its own poll sees. Zero fields take the
 // defaults named.
-type Trust struct {
+type TrustConfig struct {
 	// Policy is when a source is distrusted or vouched for, and how many
 	// records of each merge are checked (peer/trust, shared with the
 	// simulator).
@@ -26,7 +26,7 @@ type Trust struct {
 	CheckTimeout time.Duration
 }
 
-func (t *Trust) defaults() {
+func (t *TrustConfig) defaults() {
 	t.Policy = t.Policy.WithDefaults()
 	if t.CheckTimeout <= 0 {
 		t.CheckTimeout = 10 * time.Minute
@@ -34,10 +34,10 @@ func (t *Trust) defaults() {
 }
 
 // distrusts says whether a source's record of checks passes the bound.
-func (t *Trust) distrusts(r *Record) bool { return t.Distrusts(r.Confirmed, r.Refuted) }
+func (t *TrustConfig) distrusts(r *Record) bool { return t.Distrusts(r.Confirmed, r.Refuted) }
 
 // vouches says whether this peer publishes a source's records onward.
-func (t *Trust) vouches(r *Record) bool {
+func (t *TrustConfig) vouches(r *Record) bool {
 	return r.Distrusted.IsZero() && t.Vouches(r.Confirmed, r.Refuted)
 }
 
@@ -144,7 +144,7 @@ type claim struct {
 // checker samples what each merge brought and keeps the claims waiting
 // for their polls.
 type checker struct {
-	cfg     Trust
+	cfg     TrustConfig
 	mu      sync.Mutex
 	rng     *rand.Rand
 	samples map[string]*sample // by source, during its merge
@@ -160,7 +160,7 @@ type sample struct {
 	events []webevents.Event
 }
 
-func newChecker(cfg Trust) *checker {
+func newChecker(cfg TrustConfig) *checker {
 	cfg.defaults()
 	return &checker{cfg: cfg, rng: rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())),
 		samples: map[string]*sample{}, pending: map[string]claim{}}

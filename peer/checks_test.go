@@ -57,7 +57,7 @@ func TestLiarIsDistrusted(t *testing.T) {
 	}
 	liar, _ := liarRepo(t, urls, ln.Addr().String()+" forged")
 	cfg := testConfig(w.Seeds()[:1], "sharing-hybrid", liar.URL+"/robots.shr")
-	cfg.Trust = Trust{Policy: trust.Policy{Checks: 8}}
+	cfg.Trust = TrustConfig{Policy: trust.Policy{Checks: 8}}
 	a := startPeer(t, ln, t.TempDir(), cfg)
 
 	liarURL := liar.URL + "/robots.shr"
@@ -166,7 +166,7 @@ func TestJudge(t *testing.T) {
 			t.Errorf("%s: %v, want %v", tt.name, got, tt.want)
 		}
 	}
-	tr := Trust{}
+	tr := TrustConfig{}
 	tr.defaults()
 	if tr.distrusts(&Record{Confirmed: 100, Refuted: 3}) || !tr.distrusts(&Record{Refuted: 3}) || tr.vouches(&Record{Confirmed: 9, Distrusted: time.Now()}) {
 		t.Error("a peer's trust: want the policy's bound, and no vouching for the distrusted")
