@@ -121,6 +121,17 @@ type Config struct {
 // one request per host every ten minutes.
 const DefaultSitemapEvery = 10 * time.Minute
 
+// Defaults is the Config a zero one runs with (but for its CID and
+// logger): the one place the crawler's defaults are written, which
+// cocrawl's flags show.
+func Defaults() Config {
+	c := Config{CID: "defaults"}
+	_ = c.defaults() // a zero Config with a CID holds no mistake
+	c.Fetch.defaults()
+	c.CID, c.Logger = "", nil
+	return c
+}
+
 func (c *Config) defaults() error {
 	if c.CID == "" {
 		return errors.New("crawl: a CID (\"host:port Moniker\") is required")

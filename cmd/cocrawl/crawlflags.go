@@ -35,14 +35,16 @@ type crawlSettings struct {
 
 type duration struct{ time.Duration }
 
-// defaultCrawlSettings are polite for the real web.
+// defaultCrawlSettings are the crawler's own defaults (crawl.Defaults),
+// polite for the real web, with a User-Agent that names the project.
 func defaultCrawlSettings() crawlSettings {
+	d := crawl.Defaults()
 	return crawlSettings{
-		Delay: duration{time.Second}, Workers: 8,
-		RevisitMin: duration{time.Second}, RevisitMax: duration{30 * 24 * time.Hour}, SitemapEvery: duration{crawl.DefaultSitemapEvery},
-		RevisitPolicy: crawl.RevisitOptimal, FirstVisits: crawl.FirstByBacklinks, Explore: 0.1, Sitemaps: true,
+		Delay: duration{d.MinDelay}, Workers: d.Workers,
+		RevisitMin: duration{d.RevisitMin}, RevisitMax: duration{d.RevisitMax}, SitemapEvery: duration{crawl.DefaultSitemapEvery},
+		RevisitPolicy: d.Revisit, FirstVisits: d.FirstVisits, Explore: d.Explore, Sitemaps: !d.NoSitemaps,
 		UserAgent:     "cocrawl/" + protocol.CurrentVersion + " (+https://github.com/cocrawl/cocrawl)",
-		MaxCrawlDelay: duration{30 * time.Second}, Scope: "host", ConnsPerHost: 1,
+		MaxCrawlDelay: duration{d.MaxCrawlDelay}, Scope: d.Scope, ConnsPerHost: d.Fetch.ConnsPerHost,
 	}
 }
 
