@@ -1,0 +1,129 @@
+package webevents
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+
+	"github.com/dgraph-io/badger/v4"
+)
+
+func (s *BadgerStore) Get(url string) (Event, bool, error) {
+	var e Event
+	var ok bool
+	err := s.db.View(func(txn *badger.Txn) error {
+		var err error
+		e, ok, err = getEvent(txn, url)
+		return err
+	})
+	return e, ok, err
+}
+
+func getEvent(txn *badger.Txn, url string) (Event, bool, error) {
+	it, err := txn.Get(urlKey(url))
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return Event{}, false, nil
+	}
+	if err != nil {
+		return Event{}, false, err
+	}
+	var e Event
+	err = it.Value(func(v []byte) error {
+		var err error
+		e, err = decodeBinary(v)
+		return err
+	})
+	return e, err == nil, err
+}
+
+func (s *BadgerStore) Cursor(peer string) (Cursor, bool, error) {
+	var c Cursor
+	var ok bool
+	err := s.db.View(func(txn *badger.Txn) error {
+		it, err := txn.Get(cursorKey(peer))
+		if errors.Is(err, badger.ErrKeyNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		ok = true
+		return it.Value(func(v []byte) error { return json.Unmarshal(v, &c) })
+	})
+	return c, ok, err
+}
+
+func (s *BadgerStore) Current(fn func(Event) error) error {
+	return s.db.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefixURL, PrefetchValues: true, PrefetchSize: 100})
+		defer it.Close()
+		for it.Rewind(); it.Valid(); it.Next() {
+			var e Event
+			err := it.Item().Value(func(v []byte) error {
+				var err error
+				e, err = decodeBinary(v)
+				return err
+			})
+			if err != nil {
+				return err
+			}
+			if err := fn(e); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func (s *BadgerStore) DayInfo(day int64) (DayInfo, bool, error) {
+	d := DayInfo{Day: day}
+	var ok bool
+	err := s.db.View(func(txn *badger.Txn) error {
+		it, err := txn.Get(dayKey(day))
+		if errors.Is(err, badger.ErrKeyNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		ok = true
+		return it.Value(func(v []byte) error { return decodeDayInfo(v, &d) })
+	})
+	return d, ok, err
+}
+
+func (s *BadgerStore) ReadDay(day, from int64, fn func(int64, Event) error) error {
+	return s.db.View(func(txn *badger.Txn) error {
+		prefix := logKey(day, 0)[:len(prefixLog)+4]
+		start := logKey(day, 0)
+		if from > 0 {
+			// The entry holding byte from is the last one keyed at or before it.
+			rev := txn.NewIterator(badger.IteratorOptions{Prefix: prefix, Reverse: true})
+			rev.Seek(logKey(day, from))
+			if rev.Valid() {
+				start = rev.Item().KeyCopy(nil)
+			}
+			rev.Close()
+		}
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix, PrefetchValues: true, PrefetchSize: 100})
+		defer it.Close()
+		for it.Seek(start); it.Valid(); it.Next() {
+			item := it.Item()
+			off := int64(binary.BigEndian.Uint64(item.Key()[len(prefix):]))
+			err := item.Value(func(v []byte) error {
+				return decodeLog(v, func(e Event) error {
+					at := off
+					off += int64(RecordLen(&e))
+					if off <= from {
+						return nil
+					}
+					return fn(at, e)
+				})
+			})
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
