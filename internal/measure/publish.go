@@ -2,7 +2,6 @@ package measure
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -90,145 +89,194 @@ type PublishReport struct {
 // Publish runs the publisher experiment.
 func Publish(ctx context.Context, c PublishConfig) (*PublishReport, error) {
 	c.defaults()
-	dir := c.Dir
-	if dir == "" {
-		d, err := os.MkdirTemp("", "cocrawl-measure-publish-")
-		if err != nil {
-			return nil, err
-		}
-		defer os.RemoveAll(d)
-		dir = d
-	}
-	root := filepath.Join(dir, "site")
-	names, err := writeSite(root, c.Files)
-	if err != nil {
-		return nil, err
-	}
-	// The site, as a web server serves it: Last-Modified from the files.
-	var pageRequests atomic.Int64
-	files := http.FileServer(http.Dir(root))
-	site, siteURL, err := serveLoopback(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/robots.txt" {
-			pageRequests.Add(1)
-		}
-		files.ServeHTTP(w, r)
-	}))
-	if err != nil {
-		return nil, err
-	}
-	defer site.Close()
-
 	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	defer cancel()
-
-	// The publisher: its store, the watcher and the share server.
-	pubStore, err := webevents.OpenBadger(filepath.Join(dir, "publisher"), webevents.BadgerOptions{MemTableSize: 8 << 20, Logger: c.Logger})
+	r := &publishRig{c: c}
+	defer r.close(cancel) // stops what runs before closing what it uses
+	names, err := r.startSite()
 	if err != nil {
 		return nil, err
 	}
-	defer pubStore.Close()
-	pubLn, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
+	if err := r.startPublisher(ctx); err != nil {
 		return nil, err
-	}
-	peerLn, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		pubLn.Close()
-		return nil, err
-	}
-	pc := publish.Config{Root: root, Base: siteURL, CID: publish.CID(pubLn.Addr().String()), Logger: c.Logger}
-	if c.IndexNow {
-		pinger, err := publish.AttachPinger(&pc, publish.NewKey(), "", []string{"http://" + peerLn.Addr().String() + "/indexnow"})
-		if err != nil {
-			return nil, err
-		}
-		wg.Add(1)
-		go func() { defer wg.Done(); pinger.Run(ctx) }()
-	}
-	pub, err := publish.New(pubStore, pc)
-	if err != nil {
-		pubLn.Close()
-		return nil, err
-	}
-	srv, err := protocol.NewServer(pubStore, protocol.ServerOptions{
-		Control: pub.ShareControl(""), Logger: c.Logger})
-	if err != nil {
-		pubLn.Close()
-		return nil, err
-	}
-	pubSrv := &http.Server{Handler: srv, ReadHeaderTimeout: 5 * time.Second}
-	go pubSrv.Serve(pubLn)
-	defer pubSrv.Close()
-	pubDone := make(chan error, 1)
-	wg.Add(1)
-	go func() { defer wg.Done(); pubDone <- pub.Run(ctx) }()
-	for pub.Stats().Created < int64(c.Files) {
-		select {
-		case err := <-pubDone:
-			return nil, fmt.Errorf("the publisher stopped: %v", err)
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-time.After(50 * time.Millisecond):
-		}
 	}
 	fmt.Fprintf(c.Progress, "published %d files\n", c.Files)
-
-	// The peer, as `cocrawl run` with the publisher as its one peer.
-	peerStore, err := webevents.OpenBadger(filepath.Join(dir, "peer"), webevents.BadgerOptions{MemTableSize: 8 << 20, Logger: c.Logger})
-	if err != nil {
+	if err := r.startPeer(ctx); err != nil {
 		return nil, err
 	}
-	defer peerStore.Close()
-	p, err := peer.New(peer.Config{
-		Addr: peerLn.Addr().String(), Share: true, Mode: "sharing-hybrid",
-		Crawl: crawl.Config{Seeds: []string{siteURL}, Workers: 4, Agent: "cocrawl",
-			Fetch: crawl.FetchConfig{AllowPrivate: true, Timeout: 5 * time.Second}},
-		Peers: []string{"http://" + pubLn.Addr().String() + "/robots.shr"}, AllowPrivate: true,
-		Schedule: peer.MergeSchedule{MergeMin: c.MergeMin, MergeMax: c.MergeMax},
-		Grace:    time.Second, Logger: c.Logger,
-	}, peer.StoresIn(peerStore))
-	if err != nil {
-		peerLn.Close()
-		return nil, err
-	}
-	peerSrv := &http.Server{Handler: p.Handler(), ReadHeaderTimeout: 5 * time.Second}
-	go peerSrv.Serve(peerLn)
-	defer peerSrv.Close()
 	start := time.Now()
-	wg.Add(1)
-	go func() { defer wg.Done(); _ = p.Run(ctx) }()
-	rep := &PublishReport{Config: c}
-	for {
-		st := p.Status(false)
-		if st.MergeEvents >= int64(c.Files) {
-			break
-		}
-		if time.Since(start) > 5*time.Minute {
-			return nil, errors.New("the peer did not merge the site within 5 minutes")
-		}
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-time.After(50 * time.Millisecond):
-		}
+	err = waitUntil(ctx, 5*time.Minute, func() (bool, error) { return r.peer.Status(false).MergeEvents >= int64(c.Files), nil })
+	if err != nil {
+		return nil, fmt.Errorf("the peer did not merge the site: %w", err)
 	}
-	rep.FirstMerge = time.Since(start)
+	rep := &PublishReport{Config: c, FirstMerge: time.Since(start)}
 	fmt.Fprintf(c.Progress, "the peer holds the site after %v; changing %.0f files a minute for %v\n", rep.FirstMerge.Round(time.Millisecond), c.PerMinute, c.Measure)
-
-	before := p.Status(false)
-	requestsBefore := pageRequests.Load()
-	if err := changeFiles(ctx, c, root, pub.Base(), names, pubStore, peerStore, rep); err != nil {
+	before := r.peer.Status(false)
+	requestsBefore := r.pageRequests.Load()
+	if err := changeFiles(ctx, c, r.root, r.pub.Base(), names, r.pubStore, r.peerStore, rep); err != nil {
 		return nil, err
 	}
-	after := p.Status(false)
-	rep.SiteRequests = pageRequests.Load() - requestsBefore
+	after := r.peer.Status(false)
+	rep.SiteRequests = r.pageRequests.Load() - requestsBefore
 	rep.SpotChecks = after.Checks.Asked - before.Checks.Asked
 	rep.Merges = after.Merges - before.Merges
 	rep.Delegated = after.Delegated
 	return rep, nil
+}
+
+// publishRig is what the publish experiment runs: a site on loopback, its
+// publisher with a store and share server, and a peer that merges it.
+type publishRig struct {
+	c                   PublishConfig
+	dir, root, siteURL  string
+	pageRequests        atomic.Int64 // requests for the site's pages (not robots.txt)
+	pubLn, peerLn       net.Listener
+	pubStore, peerStore *webevents.BadgerStore
+	pub                 *publish.Publisher
+	peer                *peer.Peer
+	wg                  sync.WaitGroup
+	closers             []func() // run last first
+}
+
+// close stops the rig: its goroutines first, then their servers, stores
+// and folder.
+func (r *publishRig) close(cancel context.CancelFunc) {
+	cancel()
+	r.wg.Wait()
+	for i := len(r.closers) - 1; i >= 0; i-- {
+		r.closers[i]()
+	}
+}
+
+// startSite writes the site's files into a folder (Config.Dir, else a
+// temporary one) and serves them as a web server does: Last-Modified from
+// the files.
+func (r *publishRig) startSite() ([]string, error) {
+	r.dir = r.c.Dir
+	if r.dir == "" {
+		d, err := os.MkdirTemp("", "cocrawl-measure-publish-")
+		if err != nil {
+			return nil, err
+		}
+		r.closers = append(r.closers, func() { os.RemoveAll(d) })
+		r.dir = d
+	}
+	r.root = filepath.Join(r.dir, "site")
+	names, err := writeSite(r.root, r.c.Files)
+	if err != nil {
+		return nil, err
+	}
+	files := http.FileServer(http.Dir(r.root))
+	site, siteURL, err := serveLoopback(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if req.URL.Path != "/robots.txt" {
+			r.pageRequests.Add(1)
+		}
+		files.ServeHTTP(w, req)
+	}))
+	if err != nil {
+		return nil, err
+	}
+	r.siteURL = siteURL
+	r.closers = append(r.closers, func() { site.Close() })
+	return names, nil
+}
+
+// serveOn serves h on ln until the rig closes.
+func (r *publishRig) serveOn(ln net.Listener, h http.Handler) {
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
+	go srv.Serve(ln)
+	r.closers = append(r.closers, func() { srv.Close() })
+}
+
+// startPublisher starts the publisher (and its IndexNow pinger, pushing
+// to the peer's address) with its share server, and waits until it has
+// published every file.
+func (r *publishRig) startPublisher(ctx context.Context) error {
+	var err error
+	if r.pubStore, err = webevents.OpenBadger(filepath.Join(r.dir, "publisher"), webevents.BadgerOptions{MemTableSize: 8 << 20, Logger: r.c.Logger}); err != nil {
+		return err
+	}
+	r.closers = append(r.closers, func() { r.pubStore.Close() })
+	if r.pubLn, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
+		return err
+	}
+	r.closers = append(r.closers, func() { r.pubLn.Close() })
+	if r.peerLn, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
+		return err
+	}
+	r.closers = append(r.closers, func() { r.peerLn.Close() })
+	pc := publish.Config{Root: r.root, Base: r.siteURL, CID: publish.CID(r.pubLn.Addr().String()), Logger: r.c.Logger}
+	if r.c.IndexNow {
+		pinger, err := publish.AttachPinger(&pc, publish.NewKey(), "", []string{"http://" + r.peerLn.Addr().String() + "/indexnow"})
+		if err != nil {
+			return err
+		}
+		r.wg.Add(1)
+		go func() { defer r.wg.Done(); pinger.Run(ctx) }()
+	}
+	if r.pub, err = publish.New(r.pubStore, pc); err != nil {
+		return err
+	}
+	srv, err := protocol.NewServer(r.pubStore, protocol.ServerOptions{Control: r.pub.ShareControl(""), Logger: r.c.Logger})
+	if err != nil {
+		return err
+	}
+	r.serveOn(r.pubLn, srv)
+	pubDone := make(chan error, 1)
+	r.wg.Add(1)
+	go func() { defer r.wg.Done(); pubDone <- r.pub.Run(ctx) }()
+	return waitUntil(ctx, 0, func() (bool, error) {
+		select {
+		case err := <-pubDone:
+			return false, fmt.Errorf("the publisher stopped: %v", err)
+		default:
+			return r.pub.Stats().Created >= int64(r.c.Files), nil
+		}
+	})
+}
+
+// startPeer starts a peer as `cocrawl run` would, with the publisher as
+// its one peer.
+func (r *publishRig) startPeer(ctx context.Context) error {
+	var err error
+	if r.peerStore, err = webevents.OpenBadger(filepath.Join(r.dir, "peer"), webevents.BadgerOptions{MemTableSize: 8 << 20, Logger: r.c.Logger}); err != nil {
+		return err
+	}
+	r.closers = append(r.closers, func() { r.peerStore.Close() })
+	r.peer, err = peer.New(peer.Config{
+		Addr: r.peerLn.Addr().String(), Share: true, Mode: "sharing-hybrid",
+		Crawl: crawl.Config{Seeds: []string{r.siteURL}, Workers: 4, Agent: "cocrawl",
+			Fetch: crawl.FetchConfig{AllowPrivate: true, Timeout: 5 * time.Second}},
+		Peers: []string{"http://" + r.pubLn.Addr().String() + "/robots.shr"}, AllowPrivate: true,
+		Schedule: peer.MergeSchedule{MergeMin: r.c.MergeMin, MergeMax: r.c.MergeMax},
+		Grace:    time.Second, Logger: r.c.Logger,
+	}, peer.StoresIn(r.peerStore))
+	if err != nil {
+		return err
+	}
+	r.serveOn(r.peerLn, r.peer.Handler())
+	r.wg.Add(1)
+	go func() { defer r.wg.Done(); _ = r.peer.Run(ctx) }()
+	return nil
+}
+
+// waitUntil polls cond every 50 ms until it holds, fails, ctx ends or
+// limit (0: none) passes.
+func waitUntil(ctx context.Context, limit time.Duration, cond func() (bool, error)) error {
+	start := time.Now()
+	for {
+		ok, err := cond()
+		if ok || err != nil {
+			return err
+		}
+		if limit > 0 && time.Since(start) > limit {
+			return fmt.Errorf("not within %v", limit)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }
 
 // writeSite writes n small HTML files in folders of 100, dated a day ago,
