@@ -8,15 +8,46 @@ import (
 	"github.com/dgraph-io/badger/v4"
 )
 
+// Expire drops the day logs before keepFrom, then the URLs deleted and
+// the cursors of peers not heard from before it (Store.Expire).
 func (s *BadgerStore) Expire(keepFrom int64) (Expired, error) {
 	var x Expired
-	// Which days have logs: their infos, in day order.
-	var days []int64
-	var records int64
-	err := s.db.View(func(txn *badger.Txn) error {
+	var err error
+	if x.Days, x.Records, err = s.expireDays(keepFrom); err != nil {
+		return x, err
+	}
+	cut := DayStart(keepFrom)
+	gone, err := s.goneURLs(cut)
+	if err != nil {
+		return x, fmt.Errorf("webevents: expire URLs: %w", err)
+	}
+	x.URLs = len(gone)
+	cursors, err := s.goneCursors(cut)
+	if err != nil {
+		return x, fmt.Errorf("webevents: expire cursors: %w", err)
+	}
+	x.Cursors = len(cursors)
+	wb := s.db.NewWriteBatch()
+	defer wb.Cancel()
+	for _, k := range append(gone, cursors...) {
+		if err := wb.Delete(k); err != nil {
+			return x, fmt.Errorf("webevents: expire URLs: %w", err)
+		}
+	}
+	if err := wb.Flush(); err != nil {
+		return x, fmt.Errorf("webevents: expire URLs: %w", err)
+	}
+	return x, nil
+}
+
+// expireDays drops the logs of the days before keepFrom, with their
+// infos, and says how many days and records went.
+func (s *BadgerStore) expireDays(keepFrom int64) (days int, records int64, err error) {
+	var old []int64
+	err = s.db.View(func(txn *badger.Txn) error {
 		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefixDay})
 		defer it.Close()
-		for it.Rewind(); it.Valid(); it.Next() {
+		for it.Rewind(); it.Valid(); it.Next() { // the infos, in day order
 			day := int64(binary.BigEndian.Uint32(it.Item().Key()[len(prefixDay):]))
 			if day >= keepFrom {
 				break
@@ -25,30 +56,33 @@ func (s *BadgerStore) Expire(keepFrom int64) (Expired, error) {
 			if err := it.Item().Value(func(v []byte) error { return decodeDayInfo(v, &d) }); err != nil {
 				return err
 			}
-			days = append(days, day)
+			old = append(old, day)
 			records += d.Records
 		}
 		return nil
 	})
 	if err != nil {
-		return x, fmt.Errorf("webevents: expire: %w", err)
+		return 0, 0, fmt.Errorf("webevents: expire: %w", err)
 	}
 	s.mu.Lock() // writers wait: a day's log and its info go together
 	defer s.mu.Unlock()
 	var prefixes [][]byte
-	for _, day := range days {
+	for _, day := range old {
 		prefixes = append(prefixes, logKey(day, 0)[:len(prefixLog)+4], dayKey(day))
 	}
 	if len(prefixes) > 0 {
 		if err := s.db.DropPrefix(prefixes...); err != nil {
-			return x, fmt.Errorf("webevents: expire days: %w", err)
+			return 0, 0, fmt.Errorf("webevents: expire days: %w", err)
 		}
 	}
-	x.Days, x.Records = len(days), records
-	// Long-deleted URLs and cursors of peers long gone: scans.
-	cut := DayStart(keepFrom)
+	return len(old), records, nil
+}
+
+// goneURLs are the keys of the URLs whose current state is a deletion
+// polled before cut (unix seconds).
+func (s *BadgerStore) goneURLs(cut int64) ([][]byte, error) {
 	var gone [][]byte
-	err = s.db.View(func(txn *badger.Txn) error {
+	err := s.db.View(func(txn *badger.Txn) error {
 		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefixURL, PrefetchValues: true, PrefetchSize: 256})
 		defer it.Close()
 		for it.Rewind(); it.Valid(); it.Next() {
@@ -65,11 +99,13 @@ func (s *BadgerStore) Expire(keepFrom int64) (Expired, error) {
 		}
 		return nil
 	})
-	if err != nil {
-		return x, fmt.Errorf("webevents: expire URLs: %w", err)
-	}
-	x.URLs = len(gone)
-	err = s.db.View(func(txn *badger.Txn) error {
+	return gone, err
+}
+
+// goneCursors are the keys of the merge cursors last updated before cut.
+func (s *BadgerStore) goneCursors(cut int64) ([][]byte, error) {
+	var gone [][]byte
+	err := s.db.View(func(txn *badger.Txn) error {
 		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefixCursor, PrefetchValues: true})
 		defer it.Close()
 		for it.Rewind(); it.Valid(); it.Next() {
@@ -79,23 +115,9 @@ func (s *BadgerStore) Expire(keepFrom int64) (Expired, error) {
 			}
 			if c.Updated.Unix() < cut {
 				gone = append(gone, it.Item().KeyCopy(nil))
-				x.Cursors++
 			}
 		}
 		return nil
 	})
-	if err != nil {
-		return x, fmt.Errorf("webevents: expire cursors: %w", err)
-	}
-	wb := s.db.NewWriteBatch()
-	defer wb.Cancel()
-	for _, k := range gone {
-		if err := wb.Delete(k); err != nil {
-			return x, fmt.Errorf("webevents: expire URLs: %w", err)
-		}
-	}
-	if err := wb.Flush(); err != nil {
-		return x, fmt.Errorf("webevents: expire URLs: %w", err)
-	}
-	return x, nil
+	return gone, err
 }

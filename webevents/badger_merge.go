@@ -55,29 +55,9 @@ func (s *BadgerStore) Merge(events []Event, c *Cursor) (MergeResult, error) {
 			next = make(chan prefetched, 1)
 			go func() { next <- prefetch(readers, s.known, rest[:min(len(rest), mergePart)]) }()
 		}
-		for i, in := range part {
-			if w.full() {
-				// The next part's prefetch may be running: its URLs are
-				// learnt when it is done, before anything reads again.
-				if err := w.commitAsync(&commits); err != nil {
-					<-orClosed(next)
-					return fail(err)
-				}
-			}
-			at = i
-			d, err := r.resolve(in)
-			if err == nil {
-				switch d.Action {
-				case Accept:
-					err = w.appendLog(&d.Result)
-				case Restate:
-					err = w.current(&d.Result)
-				}
-			}
-			if err != nil {
-				<-orClosed(next)
-				return fail(err)
-			}
+		if err := resolvePart(w, r, &commits, part, &at); err != nil {
+			<-orClosed(next)
+			return fail(err)
 		}
 		if next == nil {
 			break
@@ -112,6 +92,37 @@ func (s *BadgerStore) Merge(events []Event, c *Cursor) (MergeResult, error) {
 		return r.result, fmt.Errorf("webevents: merge: %w", err)
 	}
 	return r.result, nil
+}
+
+// resolvePart resolves one part's events in order and writes what they
+// decide, committing (without waiting) whenever the transaction is full;
+// *at is the event's index in the part, for the resolver's reads of the
+// part's prefetched states. The next part's prefetch may be running
+// meanwhile: its URLs are learnt when it is done, before anything reads
+// again.
+func resolvePart(w *writer, r *resolver, commits *commitGroup, part []Event, at *int) error {
+	for i, in := range part {
+		if w.full() {
+			if err := w.commitAsync(commits); err != nil {
+				return err
+			}
+		}
+		*at = i
+		d, err := r.resolve(in)
+		if err != nil {
+			return err
+		}
+		switch d.Action {
+		case Accept:
+			err = w.appendLog(&d.Result)
+		case Restate:
+			err = w.current(&d.Result)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // prefetched is the current state of each event's URL before the merge,
