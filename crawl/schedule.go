@@ -98,7 +98,7 @@ func (c *Crawler) nextInterval(h *host, st *URLState, changed bool, now time.Tim
 	// The tighter of the two budgets decides: the host's politeness, or
 	// what the crawler as a whole may send.
 	mu := max(h.fit.mu, c.global.mu)
-	iv := revisit.Interval(lambda, mu, st.Rate.Saturated(), st.Interval, c.cfg.RevisitMin, c.cfg.RevisitMax)
+	iv := revisit.Interval(lambda, mu, st.Rate, st.Interval, c.cfg.RevisitMin, c.cfg.RevisitMax)
 	st.Interval = min(c.cfg.RevisitMax, max(iv, worthAVisit(lambda)))
 }
 
@@ -112,6 +112,10 @@ func (c *Crawler) nextInterval(h *host, st *URLState, changed bool, now time.Tim
 // interval grows by a third at each visit: from 1 s to a day in about 40
 // visits.
 const minChangeChance = 0.15
+
+// visitsPerChange is the most visits per change worthAVisit allows, which
+// the fits plan within (revisit.Bins.Multiplier).
+var visitsPerChange = -1 / math.Log1p(-minChangeChance)
 
 // worthAVisit is the shortest interval at which a visit to a page of rate
 // lambda finds a change with chance minChangeChance.
@@ -222,7 +226,7 @@ func (c *Crawler) refitGlobal(now time.Time) {
 			}
 		}
 	}
-	g.mu = bins.Multiplier(avail, 1/c.cfg.RevisitMax.Seconds(), 1/c.cfg.RevisitMin.Seconds())
+	g.mu = bins.Multiplier(avail, 1/c.cfg.RevisitMax.Seconds(), 1/c.cfg.RevisitMin.Seconds(), visitsPerChange)
 }
 
 // budget is the request rate politeness allows the host: one request per
@@ -285,5 +289,5 @@ func (c *Crawler) refit(h *host, now time.Time) {
 		bins.Add(lambda)
 	}
 	h.fit.at, h.fit.budget, h.fit.urls = now, avail, h.queue.Len()
-	h.fit.mu = bins.Multiplier(avail, 1/c.cfg.RevisitMax.Seconds(), 1/c.cfg.RevisitMin.Seconds())
+	h.fit.mu = bins.Multiplier(avail, 1/c.cfg.RevisitMax.Seconds(), 1/c.cfg.RevisitMin.Seconds(), visitsPerChange)
 }

@@ -21,9 +21,10 @@ func rateOf(lambda float64) revisit.Rate {
 	return revisit.Rate{Visits: n, Changes: x, Still: float32(lm / lambda), Watched: float32(2 * lm / lambda)}
 }
 
-// The fitted schedule of one host spends its politeness budget and, with
-// no bound in the way, is the optimum of optimal.go for that budget: the
-// binned fit loses nothing measurable.
+// The fitted schedule of one host spends its politeness budget and is the
+// optimum of optimal.go for that budget, under the one bound in the way
+// (a few visits per change at most, worthAVisit): the binned fit loses
+// nothing measurable.
 func TestRefitSpendsTheBudget(t *testing.T) {
 	c, err := New(Config{Seeds: []string{"http://a.test/"}, CID: "me.test:1 cocrawl/1.1",
 		MinDelay: 100 * time.Millisecond, DelaySet: true, RevisitMin: time.Millisecond, RevisitMax: 1e6 * time.Second}, nil, &MemFrontier{})
@@ -47,7 +48,8 @@ func TestRefitSpendsTheBudget(t *testing.T) {
 	spent, unvisited := 0.0, 0
 	for i, st := range h.queue.items {
 		lambda, _ := st.Rate.Estimate()
-		iv := revisit.Interval(lambda, h.fit.mu, false, 0, c.cfg.RevisitMin, c.cfg.RevisitMax)
+		iv := revisit.Interval(lambda, h.fit.mu, revisit.Rate{}, 0, c.cfg.RevisitMin, c.cfg.RevisitMax)
+		iv = min(c.cfg.RevisitMax, max(iv, worthAVisit(lambda))) // as nextInterval
 		if iv == c.cfg.RevisitMax {
 			unvisited++
 		}
@@ -58,7 +60,25 @@ func TestRefitSpendsTheBudget(t *testing.T) {
 	if math.Abs(spent-want) > 0.01*want {
 		t.Errorf("the schedule spends %.3f requests per second of %.3f", spent, want)
 	}
-	_, best := revisit.OptimalFrequencies(rates, want)
+	// The optimum of the bounded problem (at most visitsPerChange visits
+	// per change, worthAVisit), page by page: μ by bisection in log space.
+	bounded := func(mu float64) []float64 {
+		fs := make([]float64, len(rates))
+		for i, l := range rates {
+			fs[i] = min(visitsPerChange*l, revisit.FrequencyAt(l, mu))
+		}
+		return fs
+	}
+	lo, hi := 1e-9, 1e9
+	for range 200 {
+		mid := math.Sqrt(lo * hi)
+		if s := sum(bounded(mid)); s > want {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	best := revisit.MeanFreshness(rates, bounded(hi))
 	got := revisit.MeanFreshness(rates, freqs)
 	t.Logf("fitted schedule: freshness %.5f, optimum %.5f (%.4f of it); spends %.4f of %.4f; %d of %d URLs at RevisitMax", got, best, got/best, spent, want, unvisited, len(rates))
 	if got < 0.999*best {
@@ -72,27 +92,39 @@ func TestRefitSpendsTheBudget(t *testing.T) {
 	c.cfg.RevisitMin = 100 * time.Second
 	h.fit.at = time.Time{}
 	c.refit(h, now)
-	if h.fit.mu != 0 || revisit.Interval(1, h.fit.mu, false, 0, c.cfg.RevisitMin, c.cfg.RevisitMax) != c.cfg.RevisitMin {
+	if h.fit.mu != 0 || revisit.Interval(1, h.fit.mu, revisit.Rate{}, 0, c.cfg.RevisitMin, c.cfg.RevisitMax) != c.cfg.RevisitMin {
 		t.Errorf("an ample budget fitted μ = %g", h.fit.mu)
 	}
 }
 
 // A saturated count-form estimate (every visit found a change) probes at
-// half its last interval; a rate too fast for the budget waits RevisitMax,
-// which an interval reaches by doubling at most from one visit to the next.
+// half its last interval, unless even its floor is too fast for the
+// budget; a rate too fast for the budget waits RevisitMax, which an
+// interval reaches by doubling at most from one visit to the next while
+// the estimate rests on fewer than two changes, at once after.
 func TestOptimalIntervalBounds(t *testing.T) {
 	c := startIdle(t, "http://a.test/")
-	if iv := revisit.Interval(1, 2, false, 0, c.cfg.RevisitMin, c.cfg.RevisitMax); iv != c.cfg.RevisitMax {
+	lo, hi := c.cfg.RevisitMin, c.cfg.RevisitMax
+	weak := revisit.Rate{Visits: 3, Changes: 1, Watched: 3 * 3600}
+	if iv := revisit.Interval(1, 2, weak, 0, lo, hi); iv != hi {
 		t.Errorf("λμ ≥ 1 gave %v, want RevisitMax", iv)
 	}
-	if iv := revisit.Interval(1, 2, false, 3*time.Hour, c.cfg.RevisitMin, c.cfg.RevisitMax); iv != 6*time.Hour {
-		t.Errorf("λμ ≥ 1 after a 3h interval gave %v, want 6h", iv)
+	if iv := revisit.Interval(1, 2, weak, 3*time.Hour, lo, hi); iv != 6*time.Hour {
+		t.Errorf("λμ ≥ 1 after a 3h interval on one change gave %v, want 6h", iv)
+	}
+	changing := revisit.Rate{Visits: 3, Changes: 3, Watched: 3 * 60, Still: 30}
+	if iv := revisit.Interval(1, 2, changing, time.Minute, lo, hi); iv != hi {
+		t.Errorf("λμ ≥ 1 on three changes seen gave %v, want RevisitMax at once", iv)
 	}
 	mu := 650.0 // with λ = 1e-6 changes per second, a 10 h interval
-	free := revisit.Interval(1e-6, mu, false, 100*time.Hour, c.cfg.RevisitMin, c.cfg.RevisitMax)
-	probe := revisit.Interval(1e-6, mu, true, 4*time.Hour, c.cfg.RevisitMin, c.cfg.RevisitMax)
+	saturated := revisit.Rate{Visits: 3, Changes: 3, Watched: 3 * 3600}
+	free := revisit.Interval(1e-6, mu, revisit.Rate{Visits: 3, Changes: 2, Watched: 3 * 3600}, 100*time.Hour, lo, hi)
+	probe := revisit.Interval(1e-6, mu, saturated, 4*time.Hour, lo, hi)
 	if probe != 2*time.Hour || free <= probe {
 		t.Errorf("a saturated estimate gave %v (unsaturated %v), want half of 4h", probe, free)
+	}
+	if iv := revisit.Interval(1, 2, saturated, 4*time.Hour, lo, hi); iv != hi {
+		t.Errorf("a saturated floor too fast for the budget gave %v, want RevisitMax", iv)
 	}
 	r := revisit.Rate{}
 	for range 5 {
@@ -205,4 +237,12 @@ func TestGlobalBudgetIsLearnt(t *testing.T) {
 	if free.global.mu != 0 {
 		t.Errorf("a crawler its workers drive has a binding global fit (μ %g at %.1f/s)", free.global.mu, free.global.rate)
 	}
+}
+
+func sum(xs []float64) float64 {
+	s := 0.0
+	for _, x := range xs {
+		s += x
+	}
+	return s
 }

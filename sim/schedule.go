@@ -102,7 +102,7 @@ func (s *pollSchedule) polled(o uint32, now float64, changed, deleted bool, last
 	case RevisitOptimal:
 		s.refit(now, polls)
 		if lambda, ok := s.prior.Estimate(s.rate[o]); ok {
-			iv = revisit.Interval(lambda, s.mu, s.rate[o].Saturated(), secs(iv), secs(s.lo), secs(s.hi)).Seconds()
+			iv = revisit.Interval(lambda, s.mu, s.rate[o], secs(iv), secs(s.lo), secs(s.hi)).Seconds()
 		} else {
 			// Not estimated yet: adaptive, no more often than uniform.
 			iv = max(revisit.Adapt(secs(iv), changed, secs(s.lo), secs(s.hi)).Seconds(), float64(len(s.byDue.items)+1)/s.budget)
@@ -137,7 +137,7 @@ func (s *pollSchedule) refit(now float64, polls int64) {
 			avail -= min(share, 1/s.iv[o])
 		}
 	}
-	s.mu = bins.Multiplier(avail, 1/s.hi, 1/s.lo)
+	s.mu = bins.Multiplier(avail, 1/s.hi, 1/s.lo, 0)
 	if math.IsNaN(s.mu) {
 		s.mu = math.Inf(1)
 	}

@@ -52,9 +52,15 @@ func (p *PriorFit) Prior() Prior {
 
 // Estimate is the page's estimate pulled toward the prior's mean, in log
 // space, by the share of its deviation that its own noise accounts for.
+//
+// An estimate from no change seen is not pulled: it is a bound (half a
+// change over the time watched), not a noisy measure of the rate, and a
+// page watched a while without a change is slower than the mean of pages
+// that changed. Pulled up toward them, the slow pages of a cold start got
+// twice the visits the optimum gives them (docs/performance.md).
 func (p Prior) Estimate(r Rate) (float64, bool) {
 	lambda, ok := r.Estimate()
-	if !ok || lambda <= 0 || !p.Fitted {
+	if !ok || lambda <= 0 || !p.Fitted || r.Changes == 0 {
 		return lambda, ok
 	}
 	noise := r.noise()

@@ -48,15 +48,30 @@ func (b *Bins) Add(lambda float64) {
 func (b *Bins) Len() int { return int(b.count) }
 
 // Multiplier returns the μ at which the pages, each visited at
-// clamp(f(λ, μ), fmin, fmax) times per second, spend budget requests per
-// second: 0 when the budget covers every page at fmax, +Inf when it does
-// not cover them at fmin.
-func (b *Bins) Multiplier(budget, fmin, fmax float64) float64 {
-	switch {
-	case b.count*fmax <= budget:
-		return 0
-	case b.count*fmin >= budget:
+// clamp(f(λ, μ), fmin, fmax) times per second, and no more than perChange
+// times per change (0: no such bound), spend budget requests per second: 0
+// when the budget covers every page at its most, +Inf when it does not
+// cover them at fmin. A caller that holds visits to a few per change
+// (crawl's worthAVisit) says so here, or the visits the bound withholds
+// from slow pages would be planned but never sent.
+func (b *Bins) Multiplier(budget, fmin, fmax, perChange float64) float64 {
+	most := func(lambda float64) float64 {
+		if perChange > 0 {
+			return max(fmin, min(fmax, perChange*lambda))
+		}
+		return fmax
+	}
+	if b.count*fmin >= budget {
 		return math.Inf(1)
+	}
+	full := 0.0
+	for i, n := range b.n {
+		if n > 0 {
+			full += n * most(b.sum[i]/n)
+		}
+	}
+	if full <= budget {
+		return 0
 	}
 	spend := func(mu float64) float64 {
 		s := 0.0
@@ -64,7 +79,8 @@ func (b *Bins) Multiplier(budget, fmin, fmax float64) float64 {
 			if n == 0 {
 				continue
 			}
-			s += n * min(fmax, max(fmin, FrequencyAt(b.sum[i]/n, mu)))
+			lambda := b.sum[i] / n
+			s += n * min(most(lambda), max(fmin, FrequencyAt(lambda, mu)))
 		}
 		return s
 	}
@@ -83,25 +99,39 @@ func Adapt(prev time.Duration, changed bool, lo, hi time.Duration) time.Duration
 
 // Interval is the bounded optimum's interval, within [lo, hi], for a page
 // of estimated rate lambda at multiplier mu, after an interval of prev (0:
-// none). A saturated estimate (Rate.Saturated) probes at most half of
-// prev. An interval at most doubles from one visit to the next: an
-// estimate from a few visits close together is weak (no change in two
-// looks a second apart says little), and a page put off to hi on it would
-// not be looked at again to learn better; so a page reaches hi only on an
-// estimate its visits kept confirming.
-func Interval(lambda, mu float64, saturated bool, prev, lo, hi time.Duration) time.Duration {
+// none), with r the visits the estimate rests on.
+//
+// A saturated estimate (Rate.Saturated: every visit found a change, no
+// Last-Modified) is a floor: it probes at most half of prev to learn
+// more, unless the floor is already too fast for the budget (λμ ≥ 1),
+// when a faster rate would be too.
+//
+// While the estimate rests on fewer than weakChanges changes seen, the
+// interval at most doubles from one visit to the next: no change in two
+// looks a second apart says little, and a page put off to hi on it would
+// not be looked at again to learn better; so it reaches hi only on an
+// estimate its visits kept confirming. Changes seen are evidence of a
+// rate, and an estimate made of them moves at once: a page found changed
+// at every look, too fast for the budget, is not visited on the way up
+// (at a cold start on a tight budget, such pages took a tenth of the
+// requests: docs/performance.md).
+func Interval(lambda, mu float64, r Rate, prev, lo, hi time.Duration) time.Duration {
 	if mu == 0 {
 		return lo
 	}
 	iv := hi
 	if f := FrequencyAt(lambda, mu); f > 0 {
 		iv = time.Duration(float64(time.Second) / f)
-		if saturated {
+		if r.Saturated() {
 			iv = min(iv, prev/2)
 		}
 	}
-	if prev > 0 {
+	if prev > 0 && r.Changes < weakChanges {
 		iv = min(iv, 2*prev)
 	}
 	return min(hi, max(lo, iv))
 }
+
+// weakChanges: an estimate from fewer changes seen grows a page's
+// interval by doubling at most.
+const weakChanges = 2
