@@ -19,6 +19,7 @@ var measures = []struct {
 }{
 	{"revisits", measureRevisits}, {"first-visits", measureFirstVisits}, {"sitemaps", measureSitemaps},
 	{"publish", measurePublish}, {"regimes", measureRegimes}, {"events", measureEvents}, {"mediawiki", measureMediaWiki},
+	{"scale", measureScale},
 }
 
 // measureList is "a, b or c" of the experiments' names.
@@ -235,5 +236,33 @@ func measureSitemaps(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	measure.PrintSitemaps(out, c, runs)
+	return nil
+}
+
+func measureScale(ctx context.Context, args []string, out io.Writer) error {
+	fs := newFlags("measure scale", "measure scale [--hosts N] [--pages N] [--run D] [--workers N] [--port-base PORT] [--data DIR]\n\n"+
+		"The web is served by `cocrawl testweb` in a process of its own, on 127.0.0.1 ports from --port-base.")
+	var c measure.ScaleConfig
+	fs.IntVar(&c.Hosts, "hosts", 1000, "hosts of the loopback web")
+	fs.IntVar(&c.Pages, "pages", 1000, "pages per host")
+	fs.DurationVar(&c.Run, "run", 4*time.Minute, "how long to crawl")
+	fs.DurationVar(&c.Every, "every", 10*time.Second, "time between samples")
+	fs.IntVar(&c.Workers, "workers", 64, "fetches in flight")
+	fs.IntVar(&c.PortBase, "port-base", 30000, "the web's first port")
+	fs.StringVar(&c.Dir, "data", "", "the crawler's data folder (default: a temporary one, removed after)")
+	if pos, err := parse(fs, args); err != nil {
+		return err
+	} else if len(pos) > 0 {
+		return usagef("unexpected argument %q", pos[0])
+	}
+	if c.PortBase < 1024 || c.PortBase+c.Hosts > 65535 {
+		return usagef("--port-base %d leaves no room for %d hosts", c.PortBase, c.Hosts)
+	}
+	c.Progress = out
+	rep, err := measure.Scale(ctx, c)
+	if err != nil {
+		return err
+	}
+	rep.Print(out)
 	return nil
 }

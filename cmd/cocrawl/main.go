@@ -38,7 +38,7 @@ var commands = map[string]command{
 	"testweb": {"serve a synthetic changing web on loopback, to crawl and test against", cmdTestweb},
 	"sim":     {"run an experiment of the thesis's chapter 6 in the simulator", cmdSim},
 	"demo":    {"a cooperating community against polling-only peers on a synthetic web", cmdDemo},
-	"measure": {"`measure revisits|first-visits|sitemaps|publish|regimes|events|mediawiki`: policies against ground truth", cmdMeasure},
+	"measure": {"`measure revisits|first-visits|sitemaps|publish|regimes|events|mediawiki|scale`: policies against ground truth; one peer at scale", cmdMeasure},
 }
 
 // Exit codes (docs/architecture.md, "Command line"): 0 success, 1 failure or a negative answer, 2 usage.

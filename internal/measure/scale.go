@@ -1,0 +1,364 @@
+package measure
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cocrawl/cocrawl/crawl"
+	"github.com/cocrawl/cocrawl/peer"
+	"github.com/cocrawl/cocrawl/webevents"
+)
+
+// ScaleConfig shapes the scale experiment. Zero fields take the defaults
+// named.
+type ScaleConfig struct {
+	Hosts, Pages int           // the web: hosts, pages each; default 1,000 x 1,000
+	Run          time.Duration // crawl time; default 4 min
+	Every        time.Duration // between samples; default 10 s
+	Workers      int           // fetches in flight; default 64
+	PortBase     int           // the web's hosts on 127.0.0.1:PortBase+i; default 30000
+	// Exe is the cocrawl binary whose testweb command serves the web, in
+	// a process of its own so that its memory is not the crawler's;
+	// default this process's own binary.
+	Exe      string
+	Dir      string // the crawler's data folder; default a temporary one
+	Progress io.Writer
+}
+
+func (c *ScaleConfig) defaults() {
+	c.Hosts = cmpOr(c.Hosts, 1000)
+	c.Pages = cmpOr(c.Pages, 1000)
+	c.Workers = cmpOr(c.Workers, 64)
+	c.PortBase = cmpOr(c.PortBase, 30000)
+	if c.Run <= 0 {
+		c.Run = 4 * time.Minute
+	}
+	if c.Every <= 0 {
+		c.Every = 10 * time.Second
+	}
+	if c.Progress == nil {
+		c.Progress = io.Discard
+	}
+}
+
+func cmpOr(v, d int) int {
+	if v <= 0 {
+		return d
+	}
+	return v
+}
+
+// ScaleSample is the crawler at one time.
+type ScaleSample struct {
+	At         time.Duration // since the crawl started
+	Known      int64         // URLs in the frontier
+	Polls      int64
+	PollsPerS  float64 // since the sample before
+	RSS        int64   // resident bytes of this process
+	HeapInUse  int64   // of Go's heap
+	StoreBytes int64   // the data folder on disk
+}
+
+// ScaleReport is what the scale experiment measured.
+type ScaleReport struct {
+	Config  ScaleConfig
+	Samples []ScaleSample
+	// RSSPerURL and HeapPerURL are the slopes, by least squares over the
+	// second half of the frontier's growth, of resident memory and Go's
+	// heap in use against URLs known: what one more known URL costs.
+	RSSPerURL, HeapPerURL float64
+	StorePerURL           float64 // the data folder's bytes per known URL at the end
+	// FirstRate and LastRate are polls per second over the first and the
+	// last minute of the crawl (or a quarter of it, when shorter).
+	FirstRate, LastRate float64
+	// Restart: how long the stored frontier took to load, and until the
+	// first poll after it.
+	RestartLoad, RestartFirstPoll time.Duration
+	RestartKnown                  int
+}
+
+// Scale crawls a loopback web of many hosts as fast as it allows (no
+// politeness delay), as `cocrawl crawl --delay 0` would with its Badger
+// store, and samples its memory, speed and store; then it restarts the
+// crawler from the store and times it.
+func Scale(ctx context.Context, cfg ScaleConfig) (*ScaleReport, error) {
+	cfg.defaults()
+	if cfg.Exe == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, err
+		}
+		cfg.Exe = exe
+	}
+	if cfg.Dir == "" {
+		d, err := os.MkdirTemp("", "cocrawl-measure-scale-")
+		if err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(d)
+		cfg.Dir = d
+	}
+	seeds, stop, err := startWebProcess(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer stop()
+	fmt.Fprintf(cfg.Progress, "a web of %d hosts x %d pages serves from its own process; crawling %v\n", cfg.Hosts, cfg.Pages, cfg.Run)
+	rep := &ScaleReport{Config: cfg}
+	if err := scaleCrawl(ctx, cfg, seeds, rep); err != nil {
+		return nil, err
+	}
+	if err := scaleRestart(ctx, cfg, seeds, rep); err != nil {
+		return nil, err
+	}
+	rep.summarise()
+	return rep, nil
+}
+
+// startWebProcess runs `cocrawl testweb` for a static web and reads its
+// seeds from what it prints.
+func startWebProcess(ctx context.Context, cfg ScaleConfig) ([]string, func(), error) {
+	cmd := exec.Command(cfg.Exe, "testweb", "--hosts", strconv.Itoa(cfg.Hosts), "--pages", strconv.Itoa(cfg.Pages),
+		"--update-every", "0", "--churn-every", "0", "--port-base", strconv.Itoa(cfg.PortBase))
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, nil, err
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		return nil, nil, fmt.Errorf("start the web: %w", err)
+	}
+	stop := func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+	}
+	var seeds []string
+	sc := bufio.NewScanner(out)
+	for len(seeds) < cfg.Hosts && sc.Scan() {
+		if line := strings.TrimSpace(sc.Text()); strings.HasPrefix(line, "http://") {
+			seeds = append(seeds, line)
+		}
+	}
+	if len(seeds) < cfg.Hosts {
+		stop()
+		return nil, nil, fmt.Errorf("the web printed %d of %d seeds (ports from %d taken? try --port-base)", len(seeds), cfg.Hosts, cfg.PortBase)
+	}
+	go func() { _, _ = io.Copy(io.Discard, out) }()
+	return seeds, stop, nil
+}
+
+// scaleConfig is the crawler's configuration: `cocrawl crawl`'s defaults
+// with no delay, many workers, and no sitemaps (the web has none).
+func scaleConfig(cfg ScaleConfig, seeds []string) crawl.Config {
+	return crawl.Config{Seeds: seeds, CID: "scale.test:0 cocrawl/1.1", Workers: cfg.Workers,
+		MinDelay: 0, DelaySet: true, DelayFactor: 1, NoSitemaps: true,
+		MaxHosts: max(100000, 2*cfg.Hosts),
+		Fetch:    crawl.FetchConfig{AllowPrivate: true, Timeout: 10 * time.Second},
+		Logger:   slog.New(slog.DiscardHandler)}
+}
+
+// scaleCrawl crawls for cfg.Run, sampling every cfg.Every.
+func scaleCrawl(ctx context.Context, cfg ScaleConfig, seeds []string, rep *ScaleReport) error {
+	st, err := webevents.OpenBadger(filepath.Join(cfg.Dir, "db"), webevents.BadgerOptions{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	c, err := crawl.New(scaleConfig(cfg, seeds), st, peer.StoresIn(st).Frontier)
+	if err != nil {
+		return err
+	}
+	rctx, cancel := context.WithTimeout(ctx, cfg.Run)
+	defer cancel()
+	start := time.Now()
+	done := make(chan error, 1)
+	go func() { done <- c.Run(rctx) }()
+	tick := time.NewTicker(cfg.Every)
+	defer tick.Stop()
+	var last ScaleSample
+	for {
+		select {
+		case err := <-done:
+			if len(rep.Samples) == 0 {
+				return fmt.Errorf("the crawl stopped after %v, before a sample (%v; ctx %v, rctx %v, run %v)", time.Since(start).Round(time.Millisecond), err, ctx.Err(), rctx.Err(), cfg.Run)
+			}
+			return err
+		case now := <-tick.C:
+			s := c.Stats()
+			smp := ScaleSample{At: now.Sub(start), Known: int64(s.Known), Polls: s.Polls, RSS: residentBytes(), StoreBytes: dirBytes(cfg.Dir)}
+			var ms runtime.MemStats
+			runtime.ReadMemStats(&ms)
+			smp.HeapInUse = int64(ms.HeapInuse)
+			smp.PollsPerS = float64(smp.Polls-last.Polls) / (smp.At - last.At).Seconds()
+			rep.Samples = append(rep.Samples, smp)
+			last = smp
+			fmt.Fprintf(cfg.Progress, "%5.0fs %9d URLs known %9d polls %6.0f/s  RSS %6.0f MB  heap %6.0f MB  store %6.0f MB\n",
+				smp.At.Seconds(), smp.Known, smp.Polls, smp.PollsPerS, mb(smp.RSS), mb(smp.HeapInUse), mb(smp.StoreBytes))
+		}
+	}
+}
+
+// scaleRestart opens the store again and times the crawler's load of its
+// frontier and its first poll.
+func scaleRestart(ctx context.Context, cfg ScaleConfig, seeds []string, rep *ScaleReport) error {
+	start := time.Now()
+	st, err := webevents.OpenBadger(filepath.Join(cfg.Dir, "db"), webevents.BadgerOptions{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	c, err := crawl.New(scaleConfig(cfg, seeds), st, peer.StoresIn(st).Frontier)
+	if err != nil {
+		return err
+	}
+	if rep.RestartKnown, err = c.Load(); err != nil {
+		return err
+	}
+	rep.RestartLoad = time.Since(start)
+	rctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- c.Run(rctx) }()
+	for c.Stats().Polls == 0 && rctx.Err() == nil {
+		time.Sleep(10 * time.Millisecond)
+	}
+	rep.RestartFirstPoll = time.Since(start)
+	cancel()
+	if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+		return err
+	}
+	fmt.Fprintf(cfg.Progress, "restart: %d URLs loaded in %v, first poll after %v\n", rep.RestartKnown,
+		rep.RestartLoad.Round(time.Millisecond), rep.RestartFirstPoll.Round(time.Millisecond))
+	return nil
+}
+
+// summarise fits the slopes and the rates.
+func (r *ScaleReport) summarise() {
+	n := len(r.Samples)
+	if n == 0 {
+		return
+	}
+	// The growth's second half: from the sample where half the URLs
+	// known at the end were known, to the last that still added some (a
+	// web crawled whole adds no more, and memory then tells nothing of
+	// URLs).
+	final := r.Samples[n-1].Known
+	lo, hi := 0, n
+	for lo < n-1 && r.Samples[lo].Known < final/2 {
+		lo++
+	}
+	for hi > lo+2 && r.Samples[hi-2].Known >= final {
+		hi--
+	}
+	half := r.Samples[lo:hi]
+	xs := make([]float64, len(half))
+	rss, heap := make([]float64, len(half)), make([]float64, len(half))
+	for i, s := range half {
+		xs[i], rss[i], heap[i] = float64(s.Known), float64(s.RSS), float64(s.HeapInUse)
+	}
+	r.RSSPerURL, r.HeapPerURL = slope(xs, rss), slope(xs, heap)
+	end := r.Samples[n-1]
+	r.StorePerURL = float64(end.StoreBytes) / float64(max(end.Known, 1))
+	window := min(time.Minute, r.Config.Run/4)
+	r.FirstRate = rateOver(r.Samples, 0, window)
+	r.LastRate = rateOver(r.Samples, end.At-window, end.At)
+}
+
+// rateOver is polls per second from the last sample at or before from
+// (the start, before any) to the first at or after to.
+func rateOver(ss []ScaleSample, from, to time.Duration) float64 {
+	var zero ScaleSample
+	a, b := &zero, (*ScaleSample)(nil)
+	for i := range ss {
+		if ss[i].At <= from {
+			a = &ss[i]
+		}
+		if b == nil && ss[i].At >= to {
+			b = &ss[i]
+		}
+	}
+	if b == nil && len(ss) > 0 {
+		b = &ss[len(ss)-1]
+	}
+	if b == nil || b.At <= a.At {
+		return 0
+	}
+	return float64(b.Polls-a.Polls) / (b.At - a.At).Seconds()
+}
+
+// slope is the least-squares slope of ys against xs.
+func slope(xs, ys []float64) float64 {
+	n := float64(len(xs))
+	var sx, sy, sxx, sxy float64
+	for i := range xs {
+		sx, sy, sxx, sxy = sx+xs[i], sy+ys[i], sxx+xs[i]*xs[i], sxy+xs[i]*ys[i]
+	}
+	d := n*sxx - sx*sx
+	if d == 0 {
+		return 0
+	}
+	return (n*sxy - sx*sy) / d
+}
+
+// residentBytes is this process's resident set (Linux), 0 elsewhere.
+func residentBytes() int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
+}
+
+// dirBytes is the size of the files under dir.
+func dirBytes(dir string) int64 {
+	var n int64
+	_ = filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if fi, err := d.Info(); err == nil {
+				n += fi.Size()
+			}
+		}
+		return nil
+	})
+	return n
+}
+
+func mb(b int64) float64 { return float64(b) / (1 << 20) }
+
+// Print writes the report.
+func (r *ScaleReport) Print(out io.Writer) {
+	c := r.Config
+	end := r.Samples[len(r.Samples)-1]
+	fmt.Fprintf(out, "scale: %d hosts x %d pages on loopback, %d workers, no delay, %v\n", c.Hosts, c.Pages, c.Workers, c.Run)
+	fmt.Fprintf(out, "URLs known at the end: %d, from %d polls\n", end.Known, end.Polls)
+	fmt.Fprintf(out, "memory per additional known URL (second half of the growth): resident %.0f bytes, Go heap in use %.0f bytes\n", r.RSSPerURL, r.HeapPerURL)
+	fmt.Fprintf(out, "store: %.0f bytes per known URL (%.0f MB)\n", r.StorePerURL, mb(end.StoreBytes))
+	fmt.Fprintf(out, "polls per second: %.0f in the first minute, %.0f in the last (%.2fx)\n", r.FirstRate, r.LastRate, r.LastRate/max(r.FirstRate, 1e-9))
+	fmt.Fprintf(out, "restart: %d URLs loaded in %v, polling again after %v\n", r.RestartKnown, r.RestartLoad.Round(time.Millisecond), r.RestartFirstPoll.Round(time.Millisecond))
+	fmt.Fprintf(out, "projection at these slopes: 100 million known URLs take %.1f GB resident beyond the start\n", r.RSSPerURL*1e8/1e9)
+}
