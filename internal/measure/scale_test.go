@@ -1,0 +1,30 @@
+package measure
+
+import (
+	"math"
+	"testing"
+	"time"
+)
+
+// The scale report's slope is memory per URL over the frontier's growth,
+// not over samples taken once the web was whole, and its rates are polls
+// per second over the first and last windows.
+func TestScaleSummary(t *testing.T) {
+	var ss []ScaleSample
+	for i := 1; i <= 18; i++ {
+		known := int64(min(i, 11)) * 100000 // whole after 110 s
+		ss = append(ss, ScaleSample{At: time.Duration(i) * 10 * time.Second, Known: known,
+			Polls: int64(i) * 100000, RSS: 50<<20 + 2000*known + int64(i%2)*(1<<20), HeapInUse: 40<<20 + 1000*known})
+	}
+	r := &ScaleReport{Config: ScaleConfig{Run: 3 * time.Minute}, Samples: ss}
+	r.summarise()
+	if math.Abs(r.RSSPerURL-2000) > 50 || math.Abs(r.HeapPerURL-1000) > 1 {
+		t.Errorf("slopes %.0f and %.0f bytes per URL, want 2000 and 1000", r.RSSPerURL, r.HeapPerURL)
+	}
+	if math.Abs(r.FirstRate-10000) > 1 || math.Abs(r.LastRate-10000) > 1 {
+		t.Errorf("rates %.0f and %.0f polls/s, want 10000", r.FirstRate, r.LastRate)
+	}
+	if math.Abs(r.StorePerURL) > 0 {
+		t.Errorf("store %.0f bytes per URL of an empty folder", r.StorePerURL)
+	}
+}
