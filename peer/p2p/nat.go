@@ -391,8 +391,7 @@ func (n *Node) dropRelayed(id peer.ID) {
 // second after a burst, on both ends).
 const RelayPieceGap = 2 * time.Second
 
-// noPunchFor is how long a peer whose hole punch failed is merged
-// through a relay without waiting for another punch first.
+// noPunchFor is Config.NoPunchFor's default.
 const noPunchFor = 10 * time.Minute
 
 // relayAllowed says whether streams to id may use a relayed connection:
@@ -438,7 +437,7 @@ func (n *Node) ensureDirect(ctx context.Context, id peer.ID, addrs []ma.Multiadd
 	n.mu.Lock()
 	last, relayedLately := n.lastRelayed[id]
 	n.mu.Unlock()
-	if relayedLately && time.Since(last) < noPunchFor {
+	if relayedLately && time.Since(last) < n.cfg.NoPunchFor {
 		if sw, ok := n.host.Network().(interface{ Backoff() *swarm.DialBackoff }); ok {
 			sw.Backoff().Clear(id)
 		}
@@ -483,7 +482,7 @@ func (n *Node) ensureDirect(ctx context.Context, id peer.ID, addrs []ma.Multiadd
 	}
 	if ctx.Err() == nil {
 		n.mu.Lock()
-		n.noPunch[id] = time.Now().Add(noPunchFor)
+		n.noPunch[id] = time.Now().Add(n.cfg.NoPunchFor)
 		n.mu.Unlock()
 	}
 	return false

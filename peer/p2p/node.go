@@ -90,6 +90,9 @@ type Config struct {
 	// community's connected peers.
 	Relays         []string
 	NoHolePunching bool // no DCUtR
+	// NoPunchFor is how long a peer whose hole punch failed is merged
+	// through a relay without waiting for another punch; default 10 min.
+	NoPunchFor time.Duration
 
 	// Extra options go to libp2p after this package's: tests give a
 	// simulated network.
@@ -143,6 +146,9 @@ func (c *Config) defaults() error {
 	}
 	if c.Reachability == "" {
 		c.Reachability = ReachabilityAuto
+	}
+	if c.NoPunchFor <= 0 {
+		c.NoPunchFor = noPunchFor
 	}
 	return nil
 }
