@@ -57,7 +57,7 @@ func (p *PriorFit) Prior() Prior {
 // change over the time watched), not a noisy measure of the rate, and a
 // page watched a while without a change is slower than the mean of pages
 // that changed. Pulled up toward them, the slow pages of a cold start got
-// twice the visits the optimum gives them (docs/performance.md).
+// 1.7 times the visits the optimum gives them (docs/performance.md).
 func (p Prior) Estimate(r Rate) (float64, bool) {
 	lambda, ok := r.Estimate()
 	if !ok || lambda <= 0 || !p.Fitted || r.Changes == 0 {

@@ -2,6 +2,7 @@ package measure
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -38,10 +39,10 @@ type ScaleConfig struct {
 }
 
 func (c *ScaleConfig) defaults() {
-	c.Hosts = cmpOr(c.Hosts, 1000)
-	c.Pages = cmpOr(c.Pages, 1000)
-	c.Workers = cmpOr(c.Workers, 64)
-	c.PortBase = cmpOr(c.PortBase, 30000)
+	c.Hosts = cmp.Or(max(c.Hosts, 0), 1000)
+	c.Pages = cmp.Or(max(c.Pages, 0), 1000)
+	c.Workers = cmp.Or(max(c.Workers, 0), 64)
+	c.PortBase = cmp.Or(max(c.PortBase, 0), 30000)
 	if c.Run <= 0 {
 		c.Run = 4 * time.Minute
 	}
@@ -51,13 +52,6 @@ func (c *ScaleConfig) defaults() {
 	if c.Progress == nil {
 		c.Progress = io.Discard
 	}
-}
-
-func cmpOr(v, d int) int {
-	if v <= 0 {
-		return d
-	}
-	return v
 }
 
 // ScaleSample is the crawler at one time.
@@ -176,17 +170,28 @@ func scaleConfig(cfg ScaleConfig, seeds []string) crawl.Config {
 		Logger:   slog.New(slog.DiscardHandler)}
 }
 
-// scaleCrawl crawls for cfg.Run, sampling every cfg.Every.
-func scaleCrawl(ctx context.Context, cfg ScaleConfig, seeds []string, rep *ScaleReport) error {
+// openScaleCrawler opens the data folder's store and a crawler over it,
+// as `cocrawl crawl` does.
+func openScaleCrawler(cfg ScaleConfig, seeds []string) (*crawl.Crawler, func(), error) {
 	st, err := webevents.OpenBadger(filepath.Join(cfg.Dir, "db"), webevents.BadgerOptions{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	defer st.Close()
 	c, err := crawl.New(scaleConfig(cfg, seeds), st, peer.StoresIn(st).Frontier)
+	if err != nil {
+		st.Close()
+		return nil, nil, err
+	}
+	return c, func() { st.Close() }, nil
+}
+
+// scaleCrawl crawls for cfg.Run, sampling every cfg.Every.
+func scaleCrawl(ctx context.Context, cfg ScaleConfig, seeds []string, rep *ScaleReport) error {
+	c, closeStore, err := openScaleCrawler(cfg, seeds)
 	if err != nil {
 		return err
 	}
+	defer closeStore()
 	rctx, cancel := context.WithTimeout(ctx, cfg.Run)
 	defer cancel()
 	start := time.Now()
@@ -221,15 +226,11 @@ func scaleCrawl(ctx context.Context, cfg ScaleConfig, seeds []string, rep *Scale
 // frontier and its first poll.
 func scaleRestart(ctx context.Context, cfg ScaleConfig, seeds []string, rep *ScaleReport) error {
 	start := time.Now()
-	st, err := webevents.OpenBadger(filepath.Join(cfg.Dir, "db"), webevents.BadgerOptions{Logger: slog.New(slog.DiscardHandler)})
+	c, closeStore, err := openScaleCrawler(cfg, seeds)
 	if err != nil {
 		return err
 	}
-	defer st.Close()
-	c, err := crawl.New(scaleConfig(cfg, seeds), st, peer.StoresIn(st).Frontier)
-	if err != nil {
-		return err
-	}
+	defer closeStore()
 	if rep.RestartKnown, err = c.Load(); err != nil {
 		return err
 	}

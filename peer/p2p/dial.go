@@ -32,7 +32,12 @@ func (n *Node) DialMerge(ctx context.Context, id peer.ID) (*Dial, error) {
 	}
 	c, err := n.client(id)
 	if err != nil {
-		d.Done(0, ctx.Err() == nil)
+		// No merge was made: nothing is counted as relayed.
+		if ctx.Err() == nil {
+			n.forget(id)
+			n.dropRelayed(id)
+		}
+		d.release()
 		return nil, err
 	}
 	d.Client = c
