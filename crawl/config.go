@@ -51,6 +51,11 @@ type Config struct {
 	// most pages seen linking to them first) or FirstByBreadth (in the
 	// order found).
 	FirstVisits string
+	// FirstVisitsInMemory is how many first visits a host keeps in memory
+	// when the frontier's store has a backlog (StoredFrontier with its
+	// Backlog table): the others wait on disk (backlog.go). 0 means
+	// DefaultFirstVisitsInMemory; negative keeps them all in memory.
+	FirstVisitsInMemory int
 	// Explore is the share of a host's requests kept for first visits
 	// while revisits are due; default 0.1, negative for none.
 	Explore float64

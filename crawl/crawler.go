@@ -1,6 +1,7 @@
 package crawl
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -92,6 +93,12 @@ func New(cfg Config, store Store, fs FrontierStore) (*Crawler, error) {
 	c.f.explore = cfg.Explore
 	c.f.sitemaps = !cfg.NoSitemaps
 	c.f.grace = cfg.Spread/4 + time.Second
+	if b, ok := fs.(backlogger); ok && cfg.FirstVisitsInMemory >= 0 {
+		if bs := b.backlogStore(); bs != nil {
+			c.f.spill = newBacklog(bs, cmp.Or(cfg.FirstVisitsInMemory, DefaultFirstVisitsInMemory), cfg.FirstVisits == FirstByBreadth)
+			c.f.spillError = func(err error) { c.storeFailed(fmt.Errorf("crawl: backlog: %w", err)) }
+		}
+	}
 	for _, p := range cfg.Include {
 		re, err := regexp.Compile(p)
 		if err != nil {
@@ -117,8 +124,8 @@ func New(cfg Config, store Store, fs FrontierStore) (*Crawler, error) {
 }
 
 // addURL puts a discovered URL in the frontier and returns its state (nil
-// when the scope and trap rules refuse it) and whether it was new; c.mu
-// held.
+// when the scope and trap rules refuse it, or it waits in the backlog) and
+// whether it was new; c.mu held.
 func (c *Crawler) addURL(u string, depth int, now time.Time) (*URLState, bool) {
 	if !c.admit(u, depth) {
 		c.skipped.Add(1)
@@ -133,8 +140,13 @@ func (c *Crawler) addURL(u string, depth int, now time.Time) (*URLState, bool) {
 	st, isNew := c.f.add(URLState{URL: u, Depth: depth, Due: due, Interval: c.cfg.RevisitMin})
 	if isNew {
 		c.discovered.Add(1)
-		c.save(st)
+		if st != nil {
+			c.save(st)
+		}
 		return st, true
+	}
+	if st == nil {
+		return nil, false
 	}
 	if st.Gone {
 		// Linked again after a DELETE: look once more, but not soon.
@@ -159,6 +171,10 @@ func (c *Crawler) Load() (int, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if !c.loaded {
+		// What the stored frontier holds stays in memory: only URLs found
+		// from now on spill.
+		spill := c.f.spill
+		c.f.spill = nil
 		err := c.fstore.LoadFrontier(func(s URLState) error {
 			c.f.add(s)
 			// Politeness survives the restart: the host waits until the
@@ -170,6 +186,10 @@ func (c *Crawler) Load() (int, error) {
 			}
 			return nil
 		})
+		c.f.spill = spill
+		if err == nil && spill != nil {
+			err = c.f.loadBacklog()
+		}
 		if err != nil {
 			return 0, fmt.Errorf("crawl: load frontier: %w", err)
 		}
@@ -607,8 +627,8 @@ func (c *Crawler) afterLook(h *host, st *URLState, res *Result, prev *webevents.
 		c.feedsFrom(h, res.Links.Feeds)
 	}
 	for _, l := range res.Links.URLs {
-		if to, isNew := c.addURL(l, st.Depth+1, res.End); to != nil && to != st && (firstView || isNew) {
-			c.f.linked(to)
+		if to, isNew := c.addURL(l, st.Depth+1, res.End); to != st && (firstView || isNew) {
+			c.f.linked(l, to)
 		}
 	}
 	c.hostDone(h, st, res, transient)

@@ -72,6 +72,9 @@ func (c *Crawler) RateStats() RateStats {
 	if n > 0 {
 		s.ExpectedFreshness = fresh / float64(n)
 	}
+	if c.f.spill != nil {
+		s.Unknown += len(c.f.spill.ranked) // never polled, on disk
+	}
 	return s
 }
 

@@ -80,16 +80,26 @@ type host struct {
 	validators  hostValidators // whether its Last-Modified and ETags say anything (validators.go)
 	notFound    notFoundProbe  // how it answers a path it does not have (notfound.go)
 	noise       hostNoise      // its template noise (noise.go)
-	known       int            // URLs of this host in the frontier
+	known       int            // URLs of this host in the frontier, spilled ones too
 	index       int            // position in the ready or waiting heap, -1 if in none
 	inReady     bool
+	// spilled counts the host's first visits in the backlog (backlog.go);
+	// after a refill that found none ready, the next waits refillAfter.
+	spilled     int
+	refillAfter time.Time
 }
+
+// hasFirst says whether the host has first visits, in memory or spilled.
+func (h *host) hasFirst() bool { return h.first.Len() > 0 || h.spilled > 0 }
 
 // readyAt is when the host could next send a request: a URL never looked
 // at is always due.
 func (h *host) readyAt() time.Time {
 	if h.first.Len() > 0 {
 		return h.nextAllowed
+	}
+	if h.spilled > 0 {
+		return later(h.nextAllowed, h.refillAfter)
 	}
 	due, have := time.Time{}, false
 	if h.queue.Len() > 0 {
@@ -108,11 +118,11 @@ func (h *host) readyAt() time.Time {
 
 // urlDue says whether a URL of the host may be polled at now.
 func (h *host) urlDue(now time.Time) bool {
-	return h.first.Len() > 0 || h.queue.Len() > 0 && !h.queue.items[0].Due.After(now)
+	return h.first.Len() > 0 || h.spilled > 0 && !h.refillAfter.After(now) || h.queue.Len() > 0 && !h.queue.items[0].Due.After(now)
 }
 
-// queued is how many URLs wait in the host's two heaps.
-func (h *host) queued() int { return h.queue.Len() + h.first.Len() }
+// queued is how many URLs wait in the host's two heaps, or spilled.
+func (h *host) queued() int { return h.queue.Len() + h.first.Len() + h.spilled }
 
 func later(a, b time.Time) time.Time {
 	if a.After(b) {
@@ -144,6 +154,11 @@ type frontier struct {
 	explore   float64
 	grace     time.Duration
 	sitemaps  bool // hosts' sitemaps are read (signals.go): a host waits for its next round too
+
+	// spill, when set, keeps first visits beyond each host's head on disk
+	// (backlog.go); spillError hears of its failed reads and writes.
+	spill      *backlog
+	spillError func(error)
 }
 
 // First-visit orders: by backlinks seen so far (IB'), exactly or in
@@ -197,13 +212,19 @@ func hostKey(u string) string {
 // The frontier's reads, so the rest of the package need not know how it
 // keeps URLs and hosts. c.mu held for all.
 
-// get is the state of a normalised URL, nil when unknown.
+// get is the state of a normalised URL in memory, nil when unknown or
+// spilled (resident fetches a spilled one).
 func (f *frontier) get(u string) *URLState { return f.urls[u] }
 
-// size is the number of URLs known.
-func (f *frontier) size() int { return len(f.urls) }
+// size is the number of URLs known, spilled ones too.
+func (f *frontier) size() int {
+	if f.spill != nil {
+		return len(f.all) + len(f.spill.ranked)
+	}
+	return len(f.all) // as len(urls)
+}
 
-// states are the URLs known, in no order.
+// states are the URLs known in memory, in no order: spilled ones are not.
 func (f *frontier) states() iter.Seq[*URLState] {
 	return func(yield func(*URLState) bool) {
 		for _, st := range f.urls {
@@ -247,11 +268,34 @@ func (f *frontier) host(key string) *host {
 }
 
 // add puts s in the frontier, or updates the URL if it is known. It
-// returns the stored state and whether the URL was new.
+// returns the stored state and whether the URL was new; the state is nil
+// when the URL is spilled (backlog.go), or was before. Only a first visit
+// due now spills, and only when its host's head is full (or others of the
+// host wait spilled already, which come first).
 func (f *frontier) add(s URLState) (*URLState, bool) {
 	if old := f.urls[s.URL]; old != nil {
 		return old, false
 	}
+	if f.spill != nil {
+		fp := urlFingerprint(s.URL)
+		if f.spill.has(fp) {
+			return nil, false
+		}
+		if h := f.host(hostKey(s.URL)); s.Polls == 0 && !s.Gone && (h.spilled > 0 || h.first.Len() >= f.spill.head) &&
+			!s.Due.After(time.Now().Add(f.grace)) {
+			f.spill.spill(h.key, fp, &s)
+			h.spilled++
+			h.known++
+			h.unpolled++
+			f.placeHost(h)
+			return nil, true
+		}
+	}
+	return f.addResident(s), true
+}
+
+// addResident puts a URL not known in memory.
+func (f *frontier) addResident(s URLState) *URLState {
 	st := &s
 	f.urls[s.URL] = st
 	f.all = append(f.all, st)
@@ -261,7 +305,7 @@ func (f *frontier) add(s URLState) (*URLState, bool) {
 	if !st.Gone {
 		f.enqueue(h, st)
 	}
-	return st, true
+	return st
 }
 
 // drop takes a URL out of the frontier (it must be in no heap).
@@ -364,6 +408,9 @@ func (f *frontier) next(now time.Time) (*host, time.Duration) {
 func (f *frontier) pop(h *host, now time.Time) *URLState {
 	revisit := h.queue.Len() > 0 && !h.queue.items[0].Due.After(now)
 	var st *URLState
+	if h.spilled > 0 && h.first.Len() <= f.spill.head/4 && !h.refillAfter.After(now) {
+		f.refill(h, now)
+	}
 	switch {
 	case h.first.Len() > 0 && (!revisit || h.credit >= 1):
 		st = heap.Pop(&h.first).(*URLState)
@@ -373,7 +420,7 @@ func (f *frontier) pop(h *host, now time.Time) *URLState {
 	default:
 		return nil
 	}
-	if h.first.Len() > 0 {
+	if h.hasFirst() {
 		h.credit = min(h.credit+f.exploreShare(h), 2)
 	}
 	if st.Polls == 0 {
@@ -435,9 +482,16 @@ func (f *frontier) refile(st *URLState) {
 	f.placeHost(h)
 }
 
-// linked counts one more page linking to st: a queued first visit moves
-// up its heap.
-func (f *frontier) linked(st *URLState) {
+// linked counts one more page linking to u, whose state is st (nil when
+// spilled): a queued first visit moves up its heap, a spilled one may
+// move up the backlog.
+func (f *frontier) linked(u string, st *URLState) {
+	if st == nil {
+		if f.spill != nil {
+			f.spill.linked(hostKey(u), urlFingerprint(u))
+		}
+		return
+	}
 	if st.Links == ^uint32(0) {
 		return
 	}

@@ -170,7 +170,7 @@ func (c *Crawler) Recheck(rawURL string) bool {
 // (as a seed would be: depth 0) when the scope and trap rules admit it;
 // nil when they do not. c.mu held.
 func (c *Crawler) admitted(u string, now time.Time) *URLState {
-	if st := c.f.get(u); st != nil {
+	if st := c.f.resident(u); st != nil {
 		return st
 	}
 	st, _ := c.addURL(u, 0, now)

@@ -23,8 +23,13 @@ type FrontierStore interface {
 
 // StoredFrontier keeps the frontier in a table of the peer's store (a
 // *webevents.Table, which reaches only the frontier's keys), one JSON entry
-// per URL.
-type StoredFrontier struct{ Table webevents.KeyValues }
+// per URL; and, with Backlog set, the first visits beyond each host's head
+// in a table of their own (backlog.go), so a crawler with it keeps only
+// the heads in memory.
+type StoredFrontier struct {
+	Table   webevents.KeyValues
+	Backlog BacklogTable
+}
 
 func (f StoredFrontier) json() webevents.JSONTable[URLState] {
 	return webevents.JSONTable[URLState]{KV: f.Table, Key: func(s *URLState) string { return s.URL }}
@@ -237,15 +242,27 @@ func (c *Crawler) persister() error {
 		}
 		events, states, closed := c.queue.take()
 		flush(events, states)
+		c.flushBacklog()
 		if closed {
 			if events, states, _ := c.queue.take(); len(events)+len(states) > 0 {
 				flush(events, states)
 			}
+			c.flushBacklog()
 			if n := c.queue.backlog(); n > 0 {
 				return fmt.Errorf("crawl: %d events not stored: %w", n, cmp.Or(c.StoreError(), errors.New("the store took no writes")))
 			}
 			return nil
 		}
+	}
+}
+
+// flushBacklog writes the first visits spilled since the last time.
+func (c *Crawler) flushBacklog() {
+	if c.f.spill == nil {
+		return
+	}
+	if err := c.f.spill.flush(); err != nil {
+		c.storeFailed(fmt.Errorf("crawl: backlog: %w", err))
 	}
 }
 

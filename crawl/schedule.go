@@ -211,7 +211,7 @@ func (c *Crawler) refitGlobal(now time.Time) {
 	var bins revisit.Bins
 	avail := rate
 	for h := range c.f.allHosts() {
-		if h.first.Len() > 0 {
+		if h.hasFirst() {
 			avail *= 1 - c.f.explore // first visits wait too: keep them their share
 			break
 		}
@@ -266,7 +266,7 @@ func (c *Crawler) refit(h *host, now time.Time) {
 		avail += float64(h.fit.hinted-h.fit.hintedAt) / el
 	}
 	h.fit.hintedAt = h.fit.hinted
-	if h.first.Len() > 0 {
+	if h.hasFirst() {
 		avail *= 1 - c.f.explore
 	}
 	// A URL without an estimate takes what its adaptive interval asks,

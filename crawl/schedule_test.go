@@ -150,7 +150,7 @@ func TestFirstVisitsByBacklinksAndExplore(t *testing.T) {
 	for i, n := range []int{0, 3, 1, 2} {
 		st := f.urls[fmt.Sprintf("http://a.test/%d", i)]
 		for range n {
-			f.linked(st)
+			f.linked(st.URL, st)
 		}
 	}
 	h := f.hosts["http://a.test"]

@@ -133,7 +133,7 @@ func (c *Crawler) polledForSample(now time.Time) {
 	}
 	s.lastPoll = now
 	s.mu.Lock()
-	s.knownNow = len(c.f.all)
+	s.knownNow = c.f.size()
 	s.mu.Unlock()
 	s.owed += s.share
 	for s.owed >= 1 {
@@ -143,9 +143,18 @@ func (c *Crawler) polledForSample(now time.Time) {
 }
 
 // drawSample marks a uniform random URL of the frontier for a sampled
-// poll, ahead of its host's other URLs. c.mu held.
+// poll, ahead of its host's other URLs. A URL drawn from the backlog was
+// never polled: its verdict, stale, needs no request. c.mu held.
 func (c *Crawler) drawSample() {
-	st := c.f.all[c.self.rng.IntN(len(c.f.all))]
+	i := c.self.rng.IntN(c.f.size())
+	if i >= len(c.f.all) {
+		c.self.mu.Lock()
+		c.self.drawn++
+		c.self.mu.Unlock()
+		c.recordVerdict(false, float32(max(c.self.gap, 1e-3)), time.Now())
+		return
+	}
+	st := c.f.all[i]
 	s := c.self
 	s.mu.Lock()
 	s.drawn++
@@ -188,11 +197,16 @@ func (c *Crawler) judgeSample(prev *webevents.Event, changed bool, res *Result, 
 		return
 	}
 	current := prev != nil && prev.Stat != webevents.Delete && sameVersion(prev, res, changed)
+	c.recordVerdict(current, weight, at)
+}
+
+// recordVerdict keeps one sample's verdict. c.mu held.
+func (c *Crawler) recordVerdict(current bool, weight float32, at time.Time) {
 	s := c.self
 	s.mu.Lock()
 	s.judged++
 	s.verdicts[s.next], s.at[s.next], s.weights[s.next] = current, at, float64(max(weight, 1e-3))
-	s.known[s.next], s.knownNow = len(c.f.all), len(c.f.all)
+	s.known[s.next], s.knownNow = c.f.size(), c.f.size()
 	s.next = (s.next + 1) % sampleWindow
 	s.n = min(s.n+1, sampleWindow)
 	s.mu.Unlock()

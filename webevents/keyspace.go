@@ -3,6 +3,7 @@ package webevents
 import (
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/dgraph-io/badger/v4"
@@ -27,6 +28,9 @@ import (
 //	c/      c/<peer>                    merge cursor (JSON)            webevents
 //	f/      f/<url>                     frontier entry                 crawl, through Table(TableFrontier)
 //	p/      p/<robots.shr URL>          peer-table row                 peer, through Table(TablePeers)
+//	b/      b/<host>\x00<rank u16><fp u64> a first visit spilled to disk  crawl, through Table(TableBacklog)
+//	                                    (crawl/backlog.go): its URL,
+//	                                    depth, due time
 //
 // No prefix is a prefix of another (TestKeyspacePrefixesDisjoint).
 var (
@@ -47,10 +51,11 @@ type TableName string
 const (
 	TableFrontier TableName = "f/" // crawl's frontier, one entry per URL
 	TablePeers    TableName = "p/" // peer's peer table, one row per peer
+	TableBacklog  TableName = "b/" // crawl's first visits kept on disk, by host and importance
 )
 
 // tables lists the names Table hands out.
-var tables = []TableName{TableFrontier, TablePeers}
+var tables = []TableName{TableFrontier, TablePeers, TableBacklog}
 
 // allPrefixes lists every prefix of the keyspace, for the test that keeps
 // them disjoint.
@@ -152,6 +157,112 @@ func (t *Table) Delete(keys ...string) error {
 		return nil
 	})
 }
+
+// Get returns the value of key, and whether it is there.
+func (t *Table) Get(key string) ([]byte, bool, error) {
+	var v []byte
+	err := t.db.View(func(txn *badger.Txn) error {
+		item, err := txn.Get(t.key(key))
+		if err != nil {
+			return err
+		}
+		v, err = item.ValueCopy(nil)
+		return err
+	})
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return nil, false, nil
+	}
+	return v, err == nil, err
+}
+
+// Scan calls fn with the entries whose keys start with prefix, in key
+// order, until fn returns false. With keysOnly the values are not read
+// (fn gets nil): a scan of keys reads only Badger's index. A value is
+// valid only during the call.
+func (t *Table) Scan(prefix string, keysOnly bool, fn func(key string, value []byte) bool) error {
+	return t.db.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: t.key(prefix), PrefetchValues: !keysOnly, PrefetchSize: 64})
+		defer it.Close()
+		for it.Rewind(); it.Valid(); it.Next() {
+			key := string(it.Item().Key()[len(t.prefix):])
+			if keysOnly {
+				if !fn(key, nil) {
+					return nil
+				}
+				continue
+			}
+			more := true
+			err := it.Item().Value(func(v []byte) error { more = fn(key, v); return nil })
+			if err != nil {
+				return fmt.Errorf("webevents: table %s entry %q: %w", t.prefix, key, err)
+			}
+			if !more {
+				return nil
+			}
+		}
+		return nil
+	})
+}
+
+// TableBatch is a batch of reads and writes in one table: a read sees the
+// batch's own writes before it.
+type TableBatch struct {
+	t   *Table
+	txn *badger.Txn
+}
+
+// Batch runs fn with a batch and commits what it wrote. A batch larger
+// than one Badger transaction commits in several, so it is not atomic: a
+// crash may leave the first part written. On an error nothing more is
+// committed.
+func (t *Table) Batch(fn func(b *TableBatch) error) error {
+	if err := t.space.check(); err != nil {
+		return err
+	}
+	b := &TableBatch{t: t, txn: t.db.NewTransaction(true)}
+	defer func() { b.txn.Discard() }()
+	if err := fn(b); err != nil {
+		return err
+	}
+	return b.txn.Commit()
+}
+
+// Get reads key, as written before in the batch or committed.
+func (b *TableBatch) Get(key string) ([]byte, bool, error) {
+	item, err := b.txn.Get(b.t.key(key))
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return nil, false, nil
+	} else if err != nil {
+		return nil, false, err
+	}
+	v, err := item.ValueCopy(nil)
+	return v, err == nil, err
+}
+
+// Set writes key.
+func (b *TableBatch) Set(key string, value []byte) error {
+	return b.retry(func() error { return b.txn.Set(b.t.key(key), value) })
+}
+
+// Delete removes key; a key not there is no error.
+func (b *TableBatch) Delete(key string) error {
+	return b.retry(func() error { return b.txn.Delete(b.t.key(key)) })
+}
+
+// retry commits a transaction that grew too big and does op in a new one.
+func (b *TableBatch) retry(op func() error) error {
+	err := op()
+	if !errors.Is(err, badger.ErrTxnTooBig) {
+		return err
+	}
+	if err := b.txn.Commit(); err != nil {
+		return err
+	}
+	b.txn = b.t.db.NewTransaction(true)
+	return op()
+}
+
+func (t *Table) key(k string) []byte { return append(append([]byte{}, t.prefix...), k...) }
 
 // KeyValues is what a JSONTable needs of a table: a *Table, or a stand-in.
 type KeyValues interface {

@@ -3,6 +3,8 @@ package webevents
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 )
@@ -82,4 +84,53 @@ func TestOpenBadgerInUse(t *testing.T) {
 		t.Fatalf("open after close: %v", err)
 	}
 	s.Close()
+}
+
+// A batch larger than one Badger transaction commits in several, reads its
+// own writes, and a scan reaches only the table's keys under its prefix.
+func TestTableBatchScanAndGet(t *testing.T) {
+	s := openInMemory(t)
+	b, f := s.Table(TableBacklog), s.Table(TableFrontier)
+	if err := f.Put(Entry{"h\x00x", []byte("frontier")}); err != nil {
+		t.Fatal(err)
+	}
+	const n = 60000 // past one transaction's limit with the store's memtables
+	big := bytes.Repeat([]byte("v"), 100)
+	err := b.Batch(func(tb *TableBatch) error {
+		for i := range n {
+			if err := tb.Set(fmt.Sprintf("h\x00%08d", i), big); err != nil {
+				return err
+			}
+		}
+		if v, ok, err := tb.Get("h\x0000000007"); err != nil || !ok || !bytes.Equal(v, big) {
+			t.Errorf("the batch's own write: %q, %v, %v", v, ok, err)
+		}
+		return tb.Delete("h\x0000000003")
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := 0
+	if err := b.Scan("h\x00", true, func(k string, v []byte) bool { count++; return v == nil }); err != nil {
+		t.Fatal(err)
+	}
+	if count != n-1 {
+		t.Errorf("scanned %d keys, want %d", count, n-1)
+	}
+	var first []string
+	if err := b.Scan("h\x00", false, func(k string, v []byte) bool {
+		first = append(first, k)
+		return len(first) < 3
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(first, ",") != "h\x0000000000,h\x0000000001,h\x0000000002" {
+		t.Errorf("a scan stopped after 3: %q", first)
+	}
+	if _, ok, err := b.Get("h\x0000000003"); err != nil || ok {
+		t.Errorf("a deleted key: %v, %v", ok, err)
+	}
+	if _, ok, err := b.Get("h\x00x"); err != nil || ok {
+		t.Errorf("the backlog table reads the frontier's key: %v, %v", ok, err)
+	}
 }

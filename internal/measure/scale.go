@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"time"
@@ -33,9 +34,12 @@ type ScaleConfig struct {
 	// Exe is the cocrawl binary whose testweb command serves the web, in
 	// a process of its own so that its memory is not the crawler's;
 	// default this process's own binary.
-	Exe      string
-	Dir      string // the crawler's data folder; default a temporary one
-	Progress io.Writer
+	Exe string
+	Dir string // the crawler's data folder; default a temporary one
+	// HeapProfile, when set, is a file the crawl's Go heap profile is
+	// written to at its end (pprof format): where the memory per URL goes.
+	HeapProfile string
+	Progress    io.Writer
 }
 
 func (c *ScaleConfig) defaults() {
@@ -197,6 +201,10 @@ func scaleCrawl(ctx context.Context, cfg ScaleConfig, seeds []string, rep *Scale
 	start := time.Now()
 	done := make(chan error, 1)
 	go func() { done <- c.Run(rctx) }()
+	defer func() {
+		writeHeapProfile(cfg.HeapProfile, cfg.Progress)
+		runtime.KeepAlive(c) // its frontier is what the profile is for
+	}()
 	tick := time.NewTicker(cfg.Every)
 	defer tick.Stop()
 	var last ScaleSample
@@ -220,6 +228,27 @@ func scaleCrawl(ctx context.Context, cfg ScaleConfig, seeds []string, rep *Scale
 				smp.At.Seconds(), smp.Known, smp.Polls, smp.PollsPerS, mb(smp.RSS), mb(smp.HeapInUse), mb(smp.StoreBytes))
 		}
 	}
+}
+
+// writeHeapProfile writes the heap profile to path, when set, while the
+// crawler's state is still reachable.
+func writeHeapProfile(path string, progress io.Writer) {
+	if path == "" {
+		return
+	}
+	runtime.GC()
+	f, err := os.Create(path)
+	if err == nil {
+		err = pprof.WriteHeapProfile(f)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(progress, "heap profile: %v\n", err)
+		return
+	}
+	fmt.Fprintf(progress, "heap profile written to %s\n", path)
 }
 
 // scaleRestart opens the store again and times the crawler's load of its

@@ -1,0 +1,351 @@
+package crawl
+
+import (
+	"math/bits"
+	"sync"
+	"time"
+
+	"github.com/cespare/xxhash/v2"
+)
+
+// The backlog keeps on disk the first visits a frontier cannot afford to
+// keep in memory. A crawl finds URLs faster than it polls them (each page
+// links to several new ones), so on a large web most known URLs are ones
+// never polled; each costs some 350 bytes of Go heap as a URLState. With a
+// backlog, a host keeps at most Config.FirstVisitsInMemory of them
+// resident (its "head", ordered exactly as today); the others wait in the
+// store, in the order of their rank, and come back a batch at a time when
+// the head runs low (Mercator's back queues, kept on disk with a small
+// buffer in memory). What stays in memory per spilled URL is an entry of
+// ranked: its 8-byte fingerprint, the URL-seen test (Mercator's), and its
+// backlinks so far, from which its rank follows.
+//
+// Two things differ from a URL kept in memory. The rank of a spilled URL
+// is the power-of-two class of its backlinks (or its depth, breadth-first),
+// not the exact count, and URLs of one class come back in fingerprint
+// order, not by due time and depth. And a URL whose 64-bit fingerprint
+// equals a spilled one's is taken as known: about one pair in 3,700 at
+// 100 million spilled URLs.
+
+// SpilledURL is a first visit kept on disk: where it is (Host, Rank, FP)
+// and what its URLState needs back.
+type SpilledURL struct {
+	Host     string // hostKey of URL
+	Rank     uint16 // lower comes back first
+	FP       uint64 // fingerprint of URL
+	URL      string
+	Depth    int
+	Due      time.Time
+	Interval time.Duration
+	// Links is the URL's backlinks, which the frontier keeps in memory
+	// (the store keeps only their class, in Rank).
+	Links uint32
+}
+
+// BacklogMove moves a spilled URL from one rank to another, or deletes it.
+type BacklogMove struct {
+	Host     string
+	FP       uint64
+	From, To uint16
+	Delete   bool
+}
+
+// BacklogStore keeps a frontier's spilled first visits. A FrontierStore
+// that is also a BacklogStore (StoredFrontier) gets a crawler that keeps
+// only a head of each host's first visits in memory.
+type BacklogStore interface {
+	// WriteBacklog writes the URLs spilled, then applies the moves in
+	// order; a move of a URL not there is no error.
+	WriteBacklog(spilled []SpilledURL, moves []BacklogMove) error
+	// TakeBacklog removes up to n of the host's spilled URLs, lowest rank
+	// first, and returns them; they are stored as frontier states (as
+	// SaveFrontier) before they leave the backlog.
+	TakeBacklog(host string, n int, state func(SpilledURL) URLState) ([]SpilledURL, error)
+	// TakeSpilled does the same for one spilled URL.
+	TakeSpilled(host string, rank uint16, fp uint64, state func(SpilledURL) URLState) (SpilledURL, bool, error)
+	// EachSpilled calls fn with where every spilled URL is, reading no
+	// values: what a restart needs.
+	EachSpilled(fn func(host string, rank uint16, fp uint64) error) error
+}
+
+// DefaultFirstVisitsInMemory is the head of first visits a host keeps in
+// memory when the frontier has a backlog: about 90 KB per host.
+const DefaultFirstVisitsInMemory = 256
+
+// backlog is the frontier's side of the spilled first visits. ranked is
+// read and written under the crawler's lock; the queued writes under mu,
+// so the persister can take them without that lock; io serialises the
+// store's writes and reads, so a take sees every write queued before it.
+type backlog struct {
+	store   BacklogStore
+	head    int
+	breadth bool // ranked holds depths (breadth-first order), not backlinks
+	// ranked holds every spilled URL: fingerprint -> backlinks (or depth).
+	ranked map[uint64]uint32
+
+	mu      sync.Mutex
+	spilled []SpilledURL
+	queued  map[uint64]int // fingerprint -> index in spilled, until written
+	moves   []BacklogMove
+
+	io sync.Mutex
+}
+
+func newBacklog(store BacklogStore, head int, breadth bool) *backlog {
+	return &backlog{store: store, head: max(head, 1), breadth: breadth, ranked: map[uint64]uint32{}, queued: map[uint64]int{}}
+}
+
+// urlFingerprint is the 64-bit fingerprint of a URL (xxhash: stable across
+// runs and machines, which Go's maphash is not).
+func urlFingerprint(u string) uint64 { return xxhash.Sum64String(u) }
+
+// rank orders spilled URLs: more backlinks first (by power-of-two class),
+// or shallower first, breadth-first.
+func (b *backlog) rank(v uint32) uint16 {
+	if b.breadth {
+		return uint16(min(v, 0xfffe))
+	}
+	return 0xffff - uint16(bits.Len32(v))
+}
+
+// rankedValue is what a restart can know of a spilled URL from its rank:
+// the least backlinks of its class, or its depth.
+func (b *backlog) rankedValue(r uint16) uint32 {
+	if b.breadth {
+		return uint32(r)
+	}
+	if c := 0xffff - uint32(r); c > 0 && c <= 32 {
+		return 1 << (c - 1)
+	}
+	return 0
+}
+
+// has says whether u is spilled.
+func (b *backlog) has(fp uint64) bool {
+	_, ok := b.ranked[fp]
+	return ok
+}
+
+// spill queues s for the store. c.mu held.
+func (b *backlog) spill(host string, fp uint64, s *URLState) {
+	v := s.Links
+	if b.breadth {
+		v = uint32(min(s.Depth, 0xfffe))
+	}
+	b.ranked[fp] = v
+	b.mu.Lock()
+	b.queued[fp] = len(b.spilled)
+	b.spilled = append(b.spilled, SpilledURL{Host: host, Rank: b.rank(v), FP: fp, URL: s.URL, Depth: s.Depth, Due: s.Due, Interval: s.Interval})
+	b.mu.Unlock()
+}
+
+// linked counts a backlink of a spilled URL: one not yet written takes its
+// new rank in the queue; a written one moves when its class changes.
+// c.mu held.
+func (b *backlog) linked(host string, fp uint64) {
+	v, ok := b.ranked[fp]
+	if !ok || b.breadth || v == ^uint32(0) {
+		return
+	}
+	b.ranked[fp] = v + 1
+	from, to := b.rank(v), b.rank(v+1)
+	if from == to {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if i, ok := b.queued[fp]; ok {
+		b.spilled[i].Rank = to
+		return
+	}
+	b.moves = append(b.moves, BacklogMove{Host: host, FP: fp, From: from, To: to})
+}
+
+// forget takes a URL out of ranked, and out of the store when it is
+// there: a duplicate of a resident URL. c.mu held.
+func (b *backlog) forget(host string, fp uint64) {
+	v := b.ranked[fp]
+	delete(b.ranked, fp)
+	b.mu.Lock()
+	b.moves = append(b.moves, BacklogMove{Host: host, FP: fp, From: b.rank(v), Delete: true})
+	b.mu.Unlock()
+}
+
+// pending is how many writes wait for the store.
+func (b *backlog) pending() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.spilled) + len(b.moves)
+}
+
+// flush writes what is queued. A failed write keeps it queued, before
+// what came since, to be written again.
+func (b *backlog) flush() error {
+	b.io.Lock()
+	defer b.io.Unlock()
+	return b.flushLocked()
+}
+
+func (b *backlog) flushLocked() error {
+	b.mu.Lock()
+	spilled, moves := b.spilled, b.moves
+	b.spilled, b.moves, b.queued = nil, nil, map[uint64]int{}
+	b.mu.Unlock()
+	if len(spilled)+len(moves) == 0 {
+		return nil
+	}
+	err := b.store.WriteBacklog(spilled, moves)
+	if err != nil {
+		b.mu.Lock()
+		b.spilled = append(spilled, b.spilled...)
+		b.moves = append(moves, b.moves...)
+		for i, s := range b.spilled {
+			b.queued[s.FP] = i
+		}
+		b.mu.Unlock()
+	}
+	return err
+}
+
+// take removes up to n of the host's spilled URLs from the store, after
+// writing what is queued, and from ranked. c.mu held.
+func (b *backlog) take(host string, n int, state func(SpilledURL) URLState) ([]SpilledURL, error) {
+	b.io.Lock()
+	defer b.io.Unlock()
+	if err := b.flushLocked(); err != nil {
+		return nil, err
+	}
+	got, err := b.store.TakeBacklog(host, n, state)
+	for i, s := range got {
+		if !b.breadth {
+			got[i].Links = b.ranked[s.FP]
+		}
+		delete(b.ranked, s.FP)
+	}
+	return got, err
+}
+
+// takeOne removes one spilled URL, by its fingerprint. c.mu held.
+func (b *backlog) takeOne(host string, fp uint64, state func(SpilledURL) URLState) (SpilledURL, bool, error) {
+	v, ok := b.ranked[fp]
+	if !ok {
+		return SpilledURL{}, false, nil
+	}
+	b.io.Lock()
+	defer b.io.Unlock()
+	if err := b.flushLocked(); err != nil {
+		return SpilledURL{}, false, err
+	}
+	s, ok, err := b.store.TakeSpilled(host, b.rank(v), fp, state)
+	if err == nil || ok {
+		// Taken, or not there to take.
+		delete(b.ranked, fp)
+	}
+	if ok && !b.breadth {
+		s.Links = v
+	}
+	return s, ok, err
+}
+
+// backlogger is a FrontierStore that can keep a backlog: StoredFrontier
+// with its Backlog table set.
+type backlogger interface{ backlogStore() BacklogStore }
+
+// loadBacklog counts what the store's backlog holds, by host, reading keys
+// only: a restart loads no spilled URL. c.mu held.
+func (f *frontier) loadBacklog() error {
+	return f.spill.store.EachSpilled(func(host string, rank uint16, fp uint64) error {
+		if f.spill.has(fp) {
+			return nil
+		}
+		f.spill.ranked[fp] = f.spill.rankedValue(rank)
+		h := f.host(host)
+		h.spilled++
+		h.known++
+		h.unpolled++
+		f.placeHost(h)
+		return nil
+	})
+}
+
+// spilledState is the URLState of a spilled URL back in memory: the
+// resident one when a crash left the URL in both.
+func (f *frontier) spilledState(s SpilledURL) URLState {
+	if old := f.urls[s.URL]; old != nil {
+		return *old
+	}
+	st := URLState{URL: s.URL, Depth: s.Depth, Due: s.Due, Interval: s.Interval, Links: s.Links}
+	if v, ok := f.spill.ranked[s.FP]; ok && !f.spill.breadth {
+		st.Links = v
+	}
+	return st
+}
+
+// refill brings the host's head of first visits back to its size from
+// the backlog. h is busy; c.mu held.
+func (f *frontier) refill(h *host, now time.Time) {
+	want := f.spill.head - h.first.Len()
+	got, err := f.spill.take(h.key, want, f.spilledState)
+	if err != nil {
+		f.spillFailed(err)
+	}
+	for _, s := range got {
+		f.unspilled(h)
+		if f.urls[s.URL] == nil {
+			f.addResident(f.spilledState(s))
+		}
+	}
+	if err == nil && len(got) < want {
+		// The store holds no more of the host: a count kept too high (a
+		// URL stored twice after a crash) ends here.
+		for h.spilled > 0 {
+			f.unspilled(h)
+		}
+	}
+	if len(got) == 0 {
+		h.refillAfter = now.Add(time.Second)
+	}
+}
+
+// unspilled takes one URL out of the host's spilled counts.
+func (f *frontier) unspilled(h *host) {
+	h.spilled--
+	h.unpolled--
+	h.known--
+}
+
+// resident is the state of a normalised URL, brought back into memory
+// when it is spilled; nil when unknown. c.mu held.
+func (f *frontier) resident(u string) *URLState {
+	if st := f.urls[u]; st != nil || f.spill == nil {
+		return st
+	}
+	fp := urlFingerprint(u)
+	if !f.spill.has(fp) {
+		return nil
+	}
+	key := hostKey(u)
+	s, ok, err := f.spill.takeOne(key, fp, f.spilledState)
+	if err != nil {
+		f.spillFailed(err)
+	}
+	if f.spill.has(fp) {
+		return nil // left in the backlog by a failed read
+	}
+	h := f.host(key)
+	f.unspilled(h)
+	if !ok || f.urls[s.URL] != nil {
+		return nil
+	}
+	st := f.addResident(f.spilledState(s))
+	if s.URL != u {
+		return nil // another URL of the same fingerprint, now in memory
+	}
+	return st
+}
+
+func (f *frontier) spillFailed(err error) {
+	if f.spillError != nil {
+		f.spillError(err)
+	}
+}

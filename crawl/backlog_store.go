@@ -1,0 +1,192 @@
+package crawl
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/cocrawl/cocrawl/webevents"
+)
+
+// BacklogTable is what StoredFrontier needs of the backlog's table: a
+// *webevents.Table (TableBacklog), or a stand-in.
+type BacklogTable interface {
+	Scan(prefix string, keysOnly bool, fn func(key string, value []byte) bool) error
+	Batch(fn func(b *webevents.TableBatch) error) error
+}
+
+// backlogKey is host \x00 rank fp: a host's spilled URLs together, lowest
+// rank first.
+func backlogKey(host string, rank uint16, fp uint64) string {
+	k := make([]byte, 0, len(host)+11)
+	k = append(k, host...)
+	k = append(k, 0)
+	k = binary.BigEndian.AppendUint16(k, rank)
+	return string(binary.BigEndian.AppendUint64(k, fp))
+}
+
+func parseBacklogKey(k string) (host string, rank uint16, fp uint64, err error) {
+	if len(k) < 11 || k[len(k)-11] != 0 {
+		return "", 0, 0, fmt.Errorf("crawl: backlog key %q: malformed", k)
+	}
+	b := []byte(k[len(k)-10:])
+	return k[:len(k)-11], binary.BigEndian.Uint16(b), binary.BigEndian.Uint64(b[2:]), nil
+}
+
+// encodeSpilled is the value of a spilled URL: depth, due (Unix ms) and
+// interval (ms) as varints, then the URL.
+func encodeSpilled(s SpilledURL) []byte {
+	v := make([]byte, 0, len(s.URL)+16)
+	v = binary.AppendUvarint(v, uint64(max(s.Depth, 0)))
+	v = binary.AppendVarint(v, s.Due.UnixMilli())
+	v = binary.AppendVarint(v, s.Interval.Milliseconds())
+	return append(v, s.URL...)
+}
+
+// maxSpilledInterval bounds a decoded interval, well inside a Duration.
+const maxSpilledInterval = 100 * 365 * 24 * time.Hour
+
+func decodeSpilled(key string, v []byte) (SpilledURL, error) {
+	host, rank, fp, err := parseBacklogKey(key)
+	if err != nil {
+		return SpilledURL{}, err
+	}
+	s := SpilledURL{Host: host, Rank: rank, FP: fp}
+	depth, n := binary.Uvarint(v)
+	if n <= 0 || depth > 1<<16 {
+		return s, fmt.Errorf("crawl: backlog entry %q: bad depth", key)
+	}
+	v = v[n:]
+	due, n := binary.Varint(v)
+	if n <= 0 {
+		return s, fmt.Errorf("crawl: backlog entry %q: bad due time", key)
+	}
+	v = v[n:]
+	iv, n := binary.Varint(v)
+	if n <= 0 || iv < 0 || iv > maxSpilledInterval.Milliseconds() {
+		return s, fmt.Errorf("crawl: backlog entry %q: bad interval", key)
+	}
+	s.Depth, s.Due, s.Interval, s.URL = int(depth), time.UnixMilli(due), time.Duration(iv)*time.Millisecond, string(v[n:])
+	if s.URL == "" {
+		return s, fmt.Errorf("crawl: backlog entry %q: no URL", key)
+	}
+	return s, nil
+}
+
+func (f StoredFrontier) backlogStore() BacklogStore {
+	if f.Backlog == nil {
+		return nil
+	}
+	return f
+}
+
+func (f StoredFrontier) WriteBacklog(spilled []SpilledURL, moves []BacklogMove) error {
+	return f.Backlog.Batch(func(b *webevents.TableBatch) error {
+		for _, s := range spilled {
+			if err := b.Set(backlogKey(s.Host, s.Rank, s.FP), encodeSpilled(s)); err != nil {
+				return err
+			}
+		}
+		for _, m := range moves {
+			from := backlogKey(m.Host, m.From, m.FP)
+			if m.Delete {
+				if err := b.Delete(from); err != nil {
+					return err
+				}
+				continue
+			}
+			v, ok, err := b.Get(from)
+			if err != nil || !ok {
+				return err
+			}
+			if err := b.Delete(from); err != nil {
+				return err
+			}
+			if err := b.Set(backlogKey(m.Host, m.To, m.FP), v); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func (f StoredFrontier) TakeBacklog(host string, n int, state func(SpilledURL) URLState) ([]SpilledURL, error) {
+	var got []SpilledURL
+	var bad []string
+	err := f.Backlog.Scan(host+"\x00", false, func(key string, v []byte) bool {
+		s, err := decodeSpilled(key, v)
+		if err != nil {
+			bad = append(bad, key)
+		} else {
+			got = append(got, s)
+		}
+		return len(got) < n
+	})
+	if err != nil {
+		return nil, err
+	}
+	return got, f.moveOut(got, bad, state)
+}
+
+func (f StoredFrontier) TakeSpilled(host string, rank uint16, fp uint64, state func(SpilledURL) URLState) (SpilledURL, bool, error) {
+	key := backlogKey(host, rank, fp)
+	var s SpilledURL
+	var found bool
+	var derr error
+	err := f.Backlog.Scan(key, false, func(k string, v []byte) bool {
+		found = k == key
+		if found {
+			s, derr = decodeSpilled(k, v)
+		}
+		return false
+	})
+	if err != nil || !found {
+		return s, false, err
+	}
+	if derr != nil {
+		return s, false, errors.Join(derr, f.moveOut(nil, []string{key}, state))
+	}
+	return s, true, f.moveOut([]SpilledURL{s}, nil, state)
+}
+
+// moveOut stores taken URLs as frontier states, then deletes them (and
+// entries that did not decode) from the backlog: a crash between the two
+// leaves a URL in both, which the frontier takes once.
+func (f StoredFrontier) moveOut(got []SpilledURL, bad []string, state func(SpilledURL) URLState) error {
+	if len(got) > 0 {
+		states := make([]URLState, len(got))
+		for i, s := range got {
+			states[i] = state(s)
+		}
+		if err := f.SaveFrontier(states); err != nil {
+			return err
+		}
+	}
+	return f.Backlog.Batch(func(b *webevents.TableBatch) error {
+		for _, s := range got {
+			if err := b.Delete(backlogKey(s.Host, s.Rank, s.FP)); err != nil {
+				return err
+			}
+		}
+		for _, k := range bad {
+			if err := b.Delete(k); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func (f StoredFrontier) EachSpilled(fn func(host string, rank uint16, fp uint64) error) error {
+	var ferr error
+	err := f.Backlog.Scan("", true, func(key string, _ []byte) bool {
+		host, rank, fp, err := parseBacklogKey(key)
+		if err != nil {
+			return true // not ours to judge here: TakeBacklog drops it when it fails to decode
+		}
+		ferr = fn(host, rank, fp)
+		return ferr == nil
+	})
+	return errors.Join(err, ferr)
+}

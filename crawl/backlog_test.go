@@ -1,0 +1,223 @@
+package crawl
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cocrawl/cocrawl/internal/testweb"
+	"github.com/cocrawl/cocrawl/webevents"
+	"github.com/cocrawl/cocrawl/webevents/storetest"
+)
+
+func storedFrontier(st *webevents.BadgerStore) StoredFrontier {
+	return StoredFrontier{Table: st.Table(webevents.TableFrontier), Backlog: st.Table(webevents.TableBacklog)}
+}
+
+func TestBacklogStore(t *testing.T) {
+	sf := storedFrontier(storetest.OpenBadger(t))
+	due := time.UnixMilli(1_790_000_000_000)
+	spill := func(host string, rank uint16, fp uint64) SpilledURL {
+		return SpilledURL{Host: host, Rank: rank, FP: fp, URL: fmt.Sprintf("%s/%d", host, fp), Depth: int(fp), Due: due, Interval: time.Minute}
+	}
+	a, b := "http://a.test", "http://b.test"
+	err := sf.WriteBacklog([]SpilledURL{spill(a, 9, 1), spill(a, 9, 2), spill(a, 5, 3), spill(b, 1, 4), spill(a, 7, 5)},
+		[]BacklogMove{{Host: a, FP: 2, From: 9, To: 3}, {Host: a, FP: 5, From: 7, Delete: true}, {Host: a, FP: 99, From: 1, To: 0}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var where []string
+	if err := sf.EachSpilled(func(host string, rank uint16, fp uint64) error {
+		where = append(where, fmt.Sprintf("%s %d %d", host, rank, fp))
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	want := "http://a.test 3 2,http://a.test 5 3,http://a.test 9 1,http://b.test 1 4"
+	if got := strings.Join(where, ","); got != want {
+		t.Errorf("spilled:\n%s\nwant\n%s", got, want)
+	}
+	state := func(s SpilledURL) URLState {
+		return URLState{URL: s.URL, Depth: s.Depth, Due: s.Due, Interval: s.Interval}
+	}
+	got, err := sf.TakeBacklog(a, 2, state)
+	if err != nil || len(got) != 2 || got[0].FP != 2 || got[1].FP != 3 {
+		t.Fatalf("TakeBacklog(a, 2) = %+v, %v; want fingerprints 2 then 3", got, err)
+	}
+	if s := got[0]; s.URL != a+"/2" || s.Depth != 2 || !s.Due.Equal(due) || s.Interval != time.Minute {
+		t.Errorf("took %+v", s)
+	}
+	var states []string
+	if err := sf.LoadFrontier(func(s URLState) error { states = append(states, s.URL); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(states, ","); got != a+"/2,"+a+"/3" {
+		t.Errorf("frontier states after the take: %s", got)
+	}
+	if s, ok, err := sf.TakeSpilled(a, 9, 1, state); err != nil || !ok || s.URL != a+"/1" {
+		t.Errorf("TakeSpilled(a, 9, 1) = %+v, %v, %v", s, ok, err)
+	}
+	if _, ok, err := sf.TakeSpilled(a, 9, 1, state); err != nil || ok {
+		t.Errorf("TakeSpilled of a URL taken: %v, %v", ok, err)
+	}
+	if got, err := sf.TakeBacklog(a, 10, state); err != nil || len(got) != 0 {
+		t.Errorf("host a's backlog should be empty: %+v, %v", got, err)
+	}
+}
+
+func TestBacklogValueDecoderRefusesGarbage(t *testing.T) {
+	key := backlogKey("http://a.test", 1, 2)
+	for _, v := range [][]byte{nil, {0x80}, {1}, {1, 2}, {1, 2, 0x80}, {1, 2, 1}, {0xff, 0xff, 0xff, 0xff, 0x10, 2, 2, 'x'}} {
+		if s, err := decodeSpilled(key, v); err == nil {
+			t.Errorf("%x decoded to %+v", v, s)
+		}
+	}
+	if _, err := decodeSpilled("short", []byte{1, 2, 2, 'h'}); err == nil {
+		t.Error("a short key decoded")
+	}
+	s := SpilledURL{Host: "http://a.test", Rank: 1, FP: 2, URL: "http://a.test/x", Depth: 3, Due: time.UnixMilli(5), Interval: time.Second}
+	if got, err := decodeSpilled(key, encodeSpilled(s)); err != nil || got != s {
+		t.Errorf("round trip: %+v, %v; want %+v", got, err, s)
+	}
+}
+
+func FuzzBacklogValue(f *testing.F) {
+	f.Add([]byte("http://a.test\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00\x02"), []byte{3, 10, 2, 'h', 't'})
+	f.Fuzz(func(t *testing.T, key, v []byte) {
+		s, err := decodeSpilled(string(key), v)
+		if err != nil {
+			return
+		}
+		again, err := decodeSpilled(backlogKey(s.Host, s.Rank, s.FP), encodeSpilled(s))
+		if err != nil || again != s {
+			t.Errorf("%+v encodes to what decodes as %+v, %v", s, again, err)
+		}
+	})
+}
+
+// A frontier with a backlog orders first visits beyond its head by their
+// backlinks' class, as the resident head does.
+func TestBacklogRefillsByBacklinks(t *testing.T) {
+	f := newFrontier()
+	f.spill = newBacklog(storedFrontier(storetest.OpenBadger(t)), 2, false)
+	f.spillError = func(err error) { t.Error(err) }
+	now := time.Now()
+	for i := range 10 {
+		f.add(URLState{URL: fmt.Sprintf("http://a.test/%d", i), Due: now})
+	}
+	h := f.hosts["http://a.test"]
+	if h.first.Len() != 2 || h.spilled != 8 || f.size() != 10 || h.known != 10 || h.unpolled != 10 {
+		t.Fatalf("head %d, spilled %d, size %d, known %d, unpolled %d; want 2, 8, 10, 10, 10", h.first.Len(), h.spilled, f.size(), h.known, h.unpolled)
+	}
+	if err := f.spill.flush(); err != nil {
+		t.Fatal(err)
+	}
+	// Written ones move up: /7 to class 3 (4 links), /5 to class 2.
+	for u, n := range map[string]int{"http://a.test/7": 4, "http://a.test/5": 2} {
+		for range n {
+			f.linked(u, nil)
+		}
+	}
+	var order []string
+	for {
+		h, _ := f.next(time.Now())
+		if h == nil {
+			break
+		}
+		st := f.pop(h, time.Now())
+		if st == nil {
+			f.release(h, time.Now())
+			continue
+		}
+		order = append(order, strings.TrimPrefix(st.URL, "http://a.test/"))
+		st.Polls = 1
+		f.release(h, time.Now())
+	}
+	if len(order) != 10 {
+		t.Fatalf("polled %v, want all 10", order)
+	}
+	if order[2] != "7" || order[3] != "5" {
+		t.Errorf("after the head (%v), /7 (4 links) then /5 (2) should come back first: %v", order[:2], order)
+	}
+	if f.size() != 10 || h.spilled != 0 || h.unpolled != 0 {
+		t.Errorf("after: size %d, spilled %d, unpolled %d", f.size(), h.spilled, h.unpolled)
+	}
+}
+
+// A crawl whose first visits mostly wait on disk polls every page, keeps
+// the heads to their size, and resumes from the store after a restart
+// with what it had spilled.
+func TestCrawlWithBacklogPollsEveryPageAcrossARestart(t *testing.T) {
+	w, err := testweb.Start(testweb.Config{Hosts: 2, PagesPerHost: 300, LinksPerPage: 8, Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	st := storetest.OpenBadger(t)
+	const head = 8
+	cfg := testConfig(w)
+	cfg.MinDelay, cfg.RevisitMin, cfg.RevisitMax = 2*time.Millisecond, time.Hour, 2*time.Hour
+	cfg.FirstVisitsInMemory = head
+
+	c, err := New(cfg, st, storedFrontier(st))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- c.Run(ctx) }()
+	maxHead := 0
+	waitFor(t, 20*time.Second, "no 150 polls", func() bool {
+		c.mu.Lock()
+		for h := range c.f.allHosts() {
+			maxHead = max(maxHead, h.first.Len())
+		}
+		c.mu.Unlock()
+		return c.Stats().Polls >= 150
+	})
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	known := c.Stats().Known
+	spilled := 0
+	if err := storedFrontier(st).EachSpilled(func(string, uint16, uint64) error { spilled++; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	c.mu.Lock()
+	resident := len(c.f.urls)
+	c.mu.Unlock()
+	t.Logf("stopped with %d URLs known, %d in memory, %d spilled; heads at most %d", known, resident, spilled, maxHead)
+	if spilled == 0 || resident+spilled != known {
+		t.Errorf("%d in memory and %d spilled, %d known", resident, spilled, known)
+	}
+	if maxHead > head {
+		t.Errorf("a head held %d first visits, more than %d", maxHead, head)
+	}
+
+	c2 := startCrawler(t, cfg, st, storedFrontier(st))
+	if got, err := c2.Load(); err != nil || got != known {
+		t.Errorf("restarted with %d URLs known (%v), stopped with %d", got, err, known)
+	}
+	waitFor(t, 60*time.Second, "not every page was polled", func() bool {
+		for _, u := range w.LiveURLs() {
+			if strings.Contains(u, "/private/") {
+				continue
+			}
+			if _, ok, _ := st.Get(u); !ok {
+				return false
+			}
+		}
+		return true
+	})
+	s := c2.Stats()
+	c2.mu.Lock()
+	resident = len(c2.f.urls)
+	c2.mu.Unlock()
+	if s.Known != resident || s.Known < 600 {
+		t.Errorf("known %d, in memory %d once all is polled", s.Known, resident)
+	}
+	t.Logf("second run: %d polls, %d known, errors %v", s.Polls, s.Known, s.Errors)
+}
