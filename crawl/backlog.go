@@ -1,7 +1,9 @@
 package crawl
 
 import (
+	"errors"
 	"math/bits"
+	"slices"
 	"sync"
 	"time"
 
@@ -83,16 +85,17 @@ type backlog struct {
 	// ranked holds every spilled URL: fingerprint -> backlinks (or depth).
 	ranked map[uint64]uint32
 
-	mu      sync.Mutex
-	spilled []SpilledURL
-	queued  map[uint64]int // fingerprint -> index in spilled, until written
-	moves   []BacklogMove
+	mu        sync.Mutex
+	spilled   []SpilledURL
+	queued    map[uint64]int // fingerprint -> index in spilled, until written
+	pendingOf map[string]int // host -> its URLs in spilled
+	moves     []BacklogMove
 
 	io sync.Mutex
 }
 
 func newBacklog(store BacklogStore, head int, breadth bool) *backlog {
-	return &backlog{store: store, head: max(head, 1), breadth: breadth, ranked: map[uint64]uint32{}, queued: map[uint64]int{}}
+	return &backlog{store: store, head: max(head, 1), breadth: breadth, ranked: map[uint64]uint32{}, queued: map[uint64]int{}, pendingOf: map[string]int{}}
 }
 
 // urlFingerprint is the 64-bit fingerprint of a URL (xxhash: stable across
@@ -135,6 +138,7 @@ func (b *backlog) spill(host string, fp uint64, s *URLState) {
 	b.ranked[fp] = v
 	b.mu.Lock()
 	b.queued[fp] = len(b.spilled)
+	b.pendingOf[host]++
 	b.spilled = append(b.spilled, SpilledURL{Host: host, Rank: b.rank(v), FP: fp, URL: s.URL, Depth: s.Depth, Due: s.Due, Interval: s.Interval})
 	b.mu.Unlock()
 }
@@ -189,7 +193,7 @@ func (b *backlog) flush() error {
 func (b *backlog) flushLocked() error {
 	b.mu.Lock()
 	spilled, moves := b.spilled, b.moves
-	b.spilled, b.moves, b.queued = nil, nil, map[uint64]int{}
+	b.spilled, b.moves, b.queued, b.pendingOf = nil, nil, map[uint64]int{}, map[string]int{}
 	b.mu.Unlock()
 	if len(spilled)+len(moves) == 0 {
 		return nil
@@ -199,30 +203,74 @@ func (b *backlog) flushLocked() error {
 		b.mu.Lock()
 		b.spilled = append(spilled, b.spilled...)
 		b.moves = append(moves, b.moves...)
-		for i, s := range b.spilled {
-			b.queued[s.FP] = i
-		}
+		b.reindex()
 		b.mu.Unlock()
 	}
 	return err
 }
 
-// take removes up to n of the host's spilled URLs from the store, after
-// writing what is queued, and from ranked. c.mu held.
-func (b *backlog) take(host string, n int, state func(SpilledURL) URLState) ([]SpilledURL, error) {
-	b.io.Lock()
+// reindex rebuilds queued and pendingOf from spilled. b.mu held.
+func (b *backlog) reindex() {
+	clear(b.queued)
+	clear(b.pendingOf)
+	for i, s := range b.spilled {
+		b.queued[s.FP] = i
+		b.pendingOf[s.Host]++
+	}
+}
+
+// errBacklogBusy says the store is being written: a refill waits a little
+// rather than hold the crawler's lock through the write.
+var errBacklogBusy = errors.New("crawl: the backlog is being written")
+
+// take removes up to n of the host's spilled URLs, and their ranks: those
+// written, from the store (saved as frontier states there), then those
+// still queued (which the caller saves). It does not wait for a write in
+// progress (errBacklogBusy), nor make one. c.mu held.
+func (b *backlog) take(host string, n int, state func(SpilledURL) URLState) (stored, queued []SpilledURL, err error) {
+	if !b.io.TryLock() {
+		return nil, nil, errBacklogBusy
+	}
 	defer b.io.Unlock()
-	if err := b.flushLocked(); err != nil {
-		return nil, err
+	stored, err = b.store.TakeBacklog(host, n, state)
+	if len(stored) < n {
+		queued = b.takeQueued(host, n-len(stored))
 	}
-	got, err := b.store.TakeBacklog(host, n, state)
-	for i, s := range got {
-		if !b.breadth {
-			got[i].Links = b.ranked[s.FP]
+	for _, list := range [][]SpilledURL{stored, queued} {
+		for i, s := range list {
+			if !b.breadth {
+				list[i].Links = b.ranked[s.FP]
+			}
+			delete(b.ranked, s.FP)
 		}
-		delete(b.ranked, s.FP)
 	}
-	return got, err
+	return stored, queued, err
+}
+
+// takeQueued removes up to n of the host's URLs not yet written.
+func (b *backlog) takeQueued(host string, n int) []SpilledURL {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.pendingOf[host] == 0 {
+		return nil
+	}
+	var got []SpilledURL
+	b.spilled = slices.DeleteFunc(b.spilled, func(s SpilledURL) bool {
+		if len(got) < n && s.Host == host {
+			got = append(got, s)
+			return true
+		}
+		return false
+	})
+	b.reindex()
+	return got
+}
+
+// drained says whether the host has no URL queued for the store.
+func (b *backlog) drained(host string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.pendingOf[host] == 0
 }
 
 // takeOne removes one spilled URL, by its fingerprint. c.mu held.
@@ -233,7 +281,15 @@ func (b *backlog) takeOne(host string, fp uint64, state func(SpilledURL) URLStat
 	}
 	b.io.Lock()
 	defer b.io.Unlock()
-	if err := b.flushLocked(); err != nil {
+	if s, ok := b.takeQueuedOne(fp); ok {
+		delete(b.ranked, fp)
+		s.Links = v
+		if b.breadth {
+			s.Links = 0
+		}
+		return s, true, nil
+	}
+	if err := b.flushLocked(); err != nil { // a move of it may wait
 		return SpilledURL{}, false, err
 	}
 	s, ok, err := b.store.TakeSpilled(host, b.rank(v), fp, state)
@@ -268,6 +324,20 @@ func (f *frontier) loadBacklog() error {
 	})
 }
 
+// takeQueuedOne removes a URL not yet written, by its fingerprint.
+func (b *backlog) takeQueuedOne(fp uint64) (SpilledURL, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	i, ok := b.queued[fp]
+	if !ok {
+		return SpilledURL{}, false
+	}
+	s := b.spilled[i]
+	b.spilled = slices.Delete(b.spilled, i, i+1)
+	b.reindex()
+	return s, true
+}
+
 // spilledState is the URLState of a spilled URL back in memory: the
 // resident one when a crash left the URL in both.
 func (f *frontier) spilledState(s SpilledURL) URLState {
@@ -285,25 +355,35 @@ func (f *frontier) spilledState(s SpilledURL) URLState {
 // the backlog. h is busy; c.mu held.
 func (f *frontier) refill(h *host, now time.Time) {
 	want := f.spill.head - h.first.Len()
-	got, err := f.spill.take(h.key, want, f.spilledState)
+	stored, queued, err := f.spill.take(h.key, want, f.spilledState)
+	if errors.Is(err, errBacklogBusy) {
+		h.refillAfter = now.Add(10 * time.Millisecond)
+		return
+	}
 	if err != nil {
 		f.spillFailed(err)
 	}
-	for _, s := range got {
+	for _, s := range stored {
 		f.unspilled(h)
 		if f.urls[s.URL] == nil {
 			f.addResident(f.spilledState(s))
 		}
 	}
-	if err == nil && len(got) < want {
+	for _, s := range queued {
+		f.unspilled(h)
+		if f.urls[s.URL] == nil {
+			f.saveState(f.addResident(f.spilledState(s))) // never written: now a frontier state
+		}
+	}
+	if got := len(stored) + len(queued); err == nil && got < want && f.spill.drained(h.key) {
 		// The store holds no more of the host: a count kept too high (a
 		// URL stored twice after a crash) ends here.
 		for h.spilled > 0 {
 			f.unspilled(h)
 		}
 	}
-	if len(got) == 0 {
-		h.refillAfter = now.Add(time.Second)
+	if len(stored)+len(queued) == 0 {
+		h.refillAfter = now.Add(100 * time.Millisecond)
 	}
 }
 
@@ -338,10 +418,18 @@ func (f *frontier) resident(u string) *URLState {
 		return nil
 	}
 	st := f.addResident(f.spilledState(s))
+	f.saveState(st) // taken from the queue, it was never written
 	if s.URL != u {
 		return nil // another URL of the same fingerprint, now in memory
 	}
 	return st
+}
+
+// saveState hands a state back in memory to the crawler to write.
+func (f *frontier) saveState(st *URLState) {
+	if f.save != nil {
+		f.save(st)
+	}
 }
 
 func (f *frontier) spillFailed(err error) {

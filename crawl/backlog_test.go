@@ -120,6 +120,9 @@ func TestBacklogRefillsByBacklinks(t *testing.T) {
 			f.linked(u, nil)
 		}
 	}
+	if err := f.spill.flush(); err != nil { // as the persister does, every 100 ms
+		t.Fatal(err)
+	}
 	var order []string
 	for {
 		h, _ := f.next(time.Now())
@@ -220,4 +223,33 @@ func TestCrawlWithBacklogPollsEveryPageAcrossARestart(t *testing.T) {
 		t.Errorf("known %d, in memory %d once all is polled", s.Known, resident)
 	}
 	t.Logf("second run: %d polls, %d known, errors %v", s.Polls, s.Known, s.Errors)
+}
+
+// A head that runs low before the persister has written its host's
+// spilled URLs takes them from the queue, and has them saved as frontier
+// states, since the store never held them.
+func TestBacklogRefillTakesWhatIsNotWrittenYet(t *testing.T) {
+	f := newFrontier()
+	f.spill = newBacklog(storedFrontier(storetest.OpenBadger(t)), 2, false)
+	f.spillError = func(err error) { t.Error(err) }
+	saved := 0
+	f.save = func(*URLState) { saved++ }
+	now := time.Now()
+	for i := range 6 {
+		f.add(URLState{URL: fmt.Sprintf("http://a.test/%d", i), Due: now})
+	}
+	polled := 0
+	for polled < 6 {
+		h, _ := f.next(time.Now())
+		if h == nil {
+			t.Fatalf("the frontier ran dry after %d polls", polled)
+		}
+		st := f.pop(h, time.Now())
+		st.Polls = 1
+		polled++
+		f.release(h, time.Now())
+	}
+	if saved != 4 || f.spill.pending() != 0 || f.size() != 6 {
+		t.Errorf("saved %d (want the 4 spilled), %d writes still queued, size %d", saved, f.spill.pending(), f.size())
+	}
 }

@@ -46,7 +46,7 @@ func benchmarkCrawl(b *testing.B, w *testweb.Web, noFingerprint bool) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		c, err := New(cfg, st, StoredFrontier{Table: st.Table(webevents.TableFrontier)})
+		c, err := New(cfg, st, StoredFrontier{Table: st.Table(webevents.TableFrontier), Backlog: st.Table(webevents.TableBacklog)})
 		if err != nil {
 			b.Fatal(err)
 		}

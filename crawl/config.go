@@ -113,6 +113,18 @@ type Config struct {
 	MaxHosts          int
 	MaxHostsPerDomain int
 	MaxRobotsBytes    int
+	// Politeness per server (servers.go): virtual hosts on one address
+	// (IP and port) share it. ServerConns is the requests in flight to a
+	// server across its hosts (default 1); ServerDelayShare the share of
+	// a host's delay that its server waits after a request before the
+	// next to any of its hosts (default DefaultServerDelayShare, so a
+	// server gets at most four hosts' requests; negative: none);
+	// MaxHostsPerServer the hosts polled on one server (default
+	// DefaultMaxHostsPerServer; a CDN's address serves many more sites,
+	// and a crawl that meets one may raise it).
+	ServerConns       int
+	ServerDelayShare  float64
+	MaxHostsPerServer int
 	// MaxBacklog is how many events may wait for the store before Poll
 	// sends no more requests (a stalled or full store); default 65,536.
 	MaxBacklog      int
@@ -175,11 +187,20 @@ func (c *Config) defaults() error {
 		p *int
 		v int
 	}{{&c.MaxStaticDepth, 15}, {&c.MaxDynamicDepth, 5}, {&c.MaxURLsPerHost, 100000}, {&c.MaxURLLength, 2048}, {&c.MaxSegmentRepet, 3},
-		{&c.MaxHosts, 100000}, {&c.MaxHostsPerDomain, 1000}, {&c.MaxRobotsBytes, 32 << 20}, {&c.MaxBacklog, 1 << 16}}
+		{&c.MaxHosts, 100000}, {&c.MaxHostsPerDomain, 1000}, {&c.MaxRobotsBytes, 32 << 20}, {&c.MaxBacklog, 1 << 16},
+		{&c.ServerConns, 1}, {&c.MaxHostsPerServer, DefaultMaxHostsPerServer}}
 	for _, x := range ints {
 		if *x.p <= 0 {
 			*x.p = x.v
 		}
+	}
+	switch {
+	case c.ServerDelayShare == 0:
+		c.ServerDelayShare = DefaultServerDelayShare
+	case c.ServerDelayShare < 0:
+		c.ServerDelayShare = 0
+	case c.ServerDelayShare > 1:
+		return fmt.Errorf("crawl: server delay share %v is above 1", c.ServerDelayShare)
 	}
 	switch c.Revisit {
 	case "":

@@ -28,6 +28,7 @@ type Stats struct {
 	Delegated                                     int64 // polls left to a peer whose special set holds the URL
 	Stalled                                       int64 // polls not sent while events waited for the store
 	Known                                         int
+	Spilled                                       int // of Known, first visits in the backlog on disk (backlog.go)
 }
 
 // Crawler is the polling crawler.
@@ -93,10 +94,12 @@ func New(cfg Config, store Store, fs FrontierStore) (*Crawler, error) {
 	c.f.explore = cfg.Explore
 	c.f.sitemaps = !cfg.NoSitemaps
 	c.f.grace = cfg.Spread/4 + time.Second
+	c.f.serverPolicy = serverPolicy{conns: cfg.ServerConns, delayShare: cfg.ServerDelayShare, maxHosts: cfg.MaxHostsPerServer}
 	if b, ok := fs.(backlogger); ok && cfg.FirstVisitsInMemory >= 0 {
 		if bs := b.backlogStore(); bs != nil {
 			c.f.spill = newBacklog(bs, cmp.Or(cfg.FirstVisitsInMemory, DefaultFirstVisitsInMemory), cfg.FirstVisits == FirstByBreadth)
 			c.f.spillError = func(err error) { c.storeFailed(fmt.Errorf("crawl: backlog: %w", err)) }
+			c.f.save = c.save
 		}
 	}
 	for _, p := range cfg.Include {
@@ -363,15 +366,17 @@ func (c *Crawler) serveHost(ctx context.Context, h *host) PollResult {
 	now := time.Now()
 	if ctx.Err() != nil {
 		c.mu.Lock()
-		c.f.release(h, h.nextAllowed)
+		c.f.releaseUnused(h)
 		c.mu.Unlock()
 		return PollResult{}
 	}
 	if h.robots == nil || now.After(h.robotsUntil) {
 		c.robotsFetches.Add(1)
-		rb, retry, status, err := c.fetcher.FetchRobots(ctx, h.key, c.cfg.Agent)
+		var server string
+		rb, retry, status, err := c.fetcher.FetchRobots(traceServer(ctx, &server), h.key, c.cfg.Agent)
 		end := time.Now()
 		c.mu.Lock()
+		c.learnServer(h, server)
 		h.fit.sent++
 		c.cacheRobots(h, rb)
 		c.sitemapsFrom(h, rb.body)
@@ -406,7 +411,7 @@ func (c *Crawler) serveHost(ctx context.Context, h *host) PollResult {
 	}
 	if !h.urlDue(now) {
 		// Handed out for a sitemap round that robots.txt turned down.
-		c.f.release(h, h.nextAllowed)
+		c.f.releaseUnused(h)
 		c.mu.Unlock()
 		return PollResult{}
 	}
@@ -427,7 +432,7 @@ func (c *Crawler) serveHost(ctx context.Context, h *host) PollResult {
 			c.f.reschedule(h, st)
 			c.save(st)
 		}
-		c.f.release(h, h.nextAllowed)
+		c.f.releaseUnused(h)
 		c.mu.Unlock()
 		return PollResult{}
 	}
@@ -445,7 +450,7 @@ func (c *Crawler) serveHost(ctx context.Context, h *host) PollResult {
 		}
 		c.f.reschedule(h, st)
 		c.save(st)
-		c.f.release(h, h.nextAllowed)
+		c.f.releaseUnused(h)
 		c.mu.Unlock()
 		return PollResult{}
 	}
@@ -657,6 +662,7 @@ func (c *Crawler) learnLook(h *host, st *URLState, res *Result, changed, refused
 // when its politeness delay (and a transient failure's backoff) allows.
 // c.mu held.
 func (c *Crawler) hostDone(h *host, st *URLState, res *Result, transient bool) {
+	c.learnServer(h, res.Server)
 	c.f.reschedule(h, st)
 	h.lastFetch = res.End.Sub(res.Start)
 	notBefore := res.End.Add(c.delay(h, h.lastFetch))
@@ -666,6 +672,14 @@ func (c *Crawler) hostDone(h *host, st *URLState, res *Result, transient bool) {
 	st.HostNext = notBefore.UnixMilli()
 	c.save(st)
 	c.f.release(h, notBefore)
+}
+
+// learnServer notes the address that served the host's request. c.mu
+// held.
+func (c *Crawler) learnServer(h *host, addr string) {
+	if c.f.assignServer(h, addr) {
+		c.cfg.Logger.Info("a host past the cap of hosts on its server address: not polled", "host", h.key, "server", addr, "cap", c.cfg.MaxHostsPerServer)
+	}
 }
 
 // ownView is a 304 read as the 200 of the version this crawler last
@@ -697,14 +711,17 @@ func (c *Crawler) Stats() Stats {
 	}
 	c.errMu.Unlock()
 	c.mu.Lock()
-	known := c.f.size()
+	known, spilled := c.f.size(), 0
+	if c.f.spill != nil {
+		spilled = len(c.f.spill.ranked)
+	}
 	c.mu.Unlock()
 	return Stats{
 		Polls: c.polls.Load(), NotModified: c.notModified.Load(),
 		Created: c.created.Load(), Updated: c.updated.Load(), Deleted: c.deleted.Load(), DeletedBy: deletedBy, Confirmed: c.confirmed.Load(), Hinted: c.hinted.Load(),
 		Errors: errs, RobotsExcluded: c.robotsExcluded.Load(), RobotsFetches: c.robotsFetches.Load(),
 		Discovered: c.discovered.Load(), Skipped: c.skipped.Load(), Delegated: c.delegatedSkips.Load(), Known: known,
-		Stalled: c.stalled.Load(),
+		Spilled: spilled, Stalled: c.stalled.Load(),
 	}
 }
 

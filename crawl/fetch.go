@@ -9,6 +9,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
 	"strconv"
 	"strings"
@@ -138,6 +139,9 @@ type Result struct {
 	RetryAfter             time.Duration
 	Truncated              bool // the body was longer than MaxBodyBytes
 	Start, End             time.Time
+	// Server is the address (IP:port) of the connection that served the
+	// request: virtual hosts on one server share it (servers.go).
+	Server string
 }
 
 // ErrTooSlow is returned for a transfer under the minimum speed.
@@ -152,7 +156,7 @@ func (f *Fetcher) Fetch(ctx context.Context, rawURL string, head bool, etag, las
 	if head {
 		method = http.MethodHead
 	}
-	req, err := http.NewRequestWithContext(ctx, method, rawURL, nil)
+	req, err := http.NewRequestWithContext(traceServer(ctx, &r.Server), method, rawURL, nil)
 	if err != nil {
 		r.Err = err
 		return r
@@ -237,6 +241,16 @@ func (f *Fetcher) headers(req *http.Request) {
 	if f.cfg.From != "" {
 		req.Header.Set("From", f.cfg.From)
 	}
+}
+
+// traceServer returns ctx with a trace that sets *addr to the address
+// (IP:port) of the first connection a request through it gets.
+func traceServer(ctx context.Context, addr *string) context.Context {
+	return httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{GotConn: func(info httptrace.GotConnInfo) {
+		if a := info.Conn.RemoteAddr(); a != nil && *addr == "" {
+			*addr = a.String()
+		}
+	}})
 }
 
 // FetchRobots fetches and interprets the robots.txt of a host (scheme://host)

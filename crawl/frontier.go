@@ -87,6 +87,14 @@ type host struct {
 	// after a refill that found none ready, the next waits refillAfter.
 	spilled     int
 	refillAfter time.Time
+	// server is the address that served the host's last request, holds
+	// the one whose slot its request in flight takes (servers.go);
+	// serverWait delays it for its server, parked keeps it out of the
+	// heaps while its server is at its limit.
+	server, holds *server
+	serverWait    time.Time
+	parked        bool
+	overServerCap bool // its server has too many hosts: not polled
 }
 
 // hasFirst says whether the host has first visits, in memory or spilled.
@@ -95,11 +103,12 @@ func (h *host) hasFirst() bool { return h.first.Len() > 0 || h.spilled > 0 }
 // readyAt is when the host could next send a request: a URL never looked
 // at is always due.
 func (h *host) readyAt() time.Time {
+	allowed := later(h.nextAllowed, h.serverWait)
 	if h.first.Len() > 0 {
-		return h.nextAllowed
+		return allowed
 	}
 	if h.spilled > 0 {
-		return later(h.nextAllowed, h.refillAfter)
+		return later(allowed, h.refillAfter)
 	}
 	due, have := time.Time{}, false
 	if h.queue.Len() > 0 {
@@ -113,7 +122,7 @@ func (h *host) readyAt() time.Time {
 	if !have {
 		return time.Time{}
 	}
-	return later(h.nextAllowed, due)
+	return later(allowed, due)
 }
 
 // urlDue says whether a URL of the host may be polled at now.
@@ -159,6 +168,12 @@ type frontier struct {
 	// (backlog.go); spillError hears of its failed reads and writes.
 	spill      *backlog
 	spillError func(error)
+	save       func(*URLState) // the crawler's, for states the frontier makes
+
+	// servers are the addresses hosts were served from (servers.go).
+	servers      map[string]*server
+	serverPolicy serverPolicy
+	parkedHosts  int
 }
 
 // First-visit orders: by backlinks seen so far (IB'), exactly or in
@@ -188,8 +203,9 @@ func firstVisitOrder(order string, classes bool) func(a, b *URLState) bool {
 }
 
 func newFrontier() *frontier {
-	f := &frontier{urls: map[string]*URLState{}, hosts: map[string]*host{}, domains: map[string]int{},
-		firstLess: firstVisitOrder(FirstByBacklinks, false), explore: 0.1, grace: time.Second}
+	f := &frontier{urls: map[string]*URLState{}, hosts: map[string]*host{}, domains: map[string]int{}, servers: map[string]*server{},
+		serverPolicy: serverPolicy{conns: 1, delayShare: DefaultServerDelayShare, maxHosts: DefaultMaxHostsPerServer},
+		firstLess:    firstVisitOrder(FirstByBacklinks, false), explore: 0.1, grace: time.Second}
 	f.waiting.less = func(a, b *host) bool { return a.readyAt().Before(b.readyAt()) }
 	f.ready.less = func(a, b *host) bool {
 		if a.unpolled != b.unpolled {
@@ -365,7 +381,7 @@ func (f *frontier) remove(h *host, st *URLState) {
 
 // placeHost (re)positions a host that is not busy.
 func (f *frontier) placeHost(h *host) {
-	if h.busy {
+	if h.busy || h.parked {
 		return
 	}
 	if h.index >= 0 {
@@ -375,7 +391,7 @@ func (f *frontier) placeHost(h *host) {
 			heap.Remove(&f.waiting, h.index)
 		}
 	}
-	if h.queued() > 0 || h.signals.enabled {
+	if (h.queued() > 0 || h.signals.enabled) && !h.overServerCap {
 		h.inReady = false
 		heap.Push(&f.waiting, h)
 	}
@@ -390,13 +406,21 @@ func (f *frontier) next(now time.Time) (*host, time.Duration) {
 		h.inReady = true
 		heap.Push(&f.ready, h)
 	}
-	if f.ready.Len() > 0 {
+	for f.ready.Len() > 0 {
 		h := heap.Pop(&f.ready).(*host)
-		h.busy, h.inReady = true, false
+		h.inReady = false
+		if f.serverBlocks(h, now) {
+			continue
+		}
+		h.busy, h.serverWait = true, time.Time{}
+		f.takeServer(h)
 		return h, 0
 	}
 	if f.waiting.Len() > 0 {
-		return nil, f.waiting.items[0].readyAt().Sub(now)
+		return nil, max(f.waiting.items[0].readyAt().Sub(now), 0)
+	}
+	if f.parkedHosts > 0 {
+		return nil, 50 * time.Millisecond // hosts wait for a request in flight to end
 	}
 	return nil, 0
 }
@@ -449,8 +473,16 @@ const maxExplore = 0.5
 
 // release ends a host's request: it may send the next one at notBefore.
 func (f *frontier) release(h *host, notBefore time.Time) {
+	f.releaseServer(h, time.Now(), notBefore, true)
 	h.busy = false
 	h.nextAllowed = notBefore
+	f.placeHost(h)
+}
+
+// releaseUnused hands back a busy host that sent no request.
+func (f *frontier) releaseUnused(h *host) {
+	f.releaseServer(h, time.Now(), h.nextAllowed, false)
+	h.busy = false
 	f.placeHost(h)
 }
 

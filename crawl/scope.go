@@ -70,7 +70,7 @@ func (c *Crawler) admit(u string, depth int) bool {
 		return false
 	}
 	key := hostKey(u)
-	if h := c.f.lookup(key); h != nil && h.known >= c.cfg.MaxURLsPerHost {
+	if h := c.f.lookup(key); h != nil && (h.known >= c.cfg.MaxURLsPerHost || h.overServerCap) {
 		return false
 	} else if h == nil && (c.f.hostCount() >= c.cfg.MaxHosts || c.f.domains[domainOf(key)] >= c.cfg.MaxHostsPerDomain) {
 		return false // a new host past the caps: wildcard subdomains

@@ -56,6 +56,8 @@ type Status struct {
 	NAT *p2p.NATStatus `json:"nat,omitempty"`
 
 	FrontierURLs int `json:"frontier_urls"`
+	// FrontierSpilled is how many of them wait on disk, never polled.
+	FrontierSpilled int `json:"frontier_spilled"`
 	// DeletedBy counts this peer's own DELETE events by how they were
 	// decided: 404 (or 410), soft-404, redirect.
 	DeletedBy    map[string]int64 `json:"deleted_by,omitempty"`
@@ -117,7 +119,7 @@ func (p *Peer) Status(history bool) Status {
 		st.NAT = &ns.NAT
 	}
 	cst := p.crawler.Stats()
-	st.FrontierURLs, st.DeletedBy = cst.Known, cst.DeletedBy
+	st.FrontierURLs, st.FrontierSpilled, st.DeletedBy = cst.Known, cst.Spilled, cst.DeletedBy
 	st.Delegated = len(p.peers.delegated(now))
 	st.PeersKnown, st.PeersHealthy = p.peers.counts()
 	st.Checks, st.PeersDistrusted = p.checks.stats(), p.peers.distrusted()
@@ -244,6 +246,7 @@ var (
 	descPeers     = prometheus.NewDesc("cocrawl_peers", "Peers in the peer table, by state.", []string{"state"}, nil)
 	descIdle      = prometheus.NewDesc("cocrawl_idle_total", "Slot turns with nothing due to poll or merge.", nil, nil)
 	descFrontier  = prometheus.NewDesc("cocrawl_frontier_urls", "URLs the crawler knows.", nil, nil)
+	descSpilled   = prometheus.NewDesc("cocrawl_frontier_spilled_urls", "URLs the crawler knows that wait on disk, never polled.", nil, nil)
 	descDHTBytes  = prometheus.NewDesc("cocrawl_dht_bytes_total", "Bytes of the community DHT protocol, by direction.", []string{"direction"}, nil)
 	descDHTPeers  = prometheus.NewDesc("cocrawl_dht_routing_table_peers", "Peers in the community DHT routing table.", nil, nil)
 	descTimeRho   = prometheus.NewDesc("cocrawl_rho_seconds_total", "Time spent at each value of rho, rounded to 0.05.", []string{"rho"}, nil)
@@ -270,7 +273,7 @@ var (
 type peerCollector struct{ p *Peer }
 
 func (c peerCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descRho, descOps, descEvents, descBytes, descSeconds, descErrors, descPeers, descIdle, descFrontier, descTimeRho, descDHTBytes, descDHTPeers, descChecks, descRolled, descStore, descSitemaps, descLastmods, descPubHosts, descPubEvents, descIndexNow, descFresh, descSamples, descDeleted, descReach, descConns, descPunches, descRelays, descDHTServer} {
+	for _, d := range []*prometheus.Desc{descRho, descOps, descEvents, descBytes, descSeconds, descErrors, descPeers, descIdle, descFrontier, descSpilled, descTimeRho, descDHTBytes, descDHTPeers, descChecks, descRolled, descStore, descSitemaps, descLastmods, descPubHosts, descPubEvents, descIndexNow, descFresh, descSamples, descDeleted, descReach, descConns, descPunches, descRelays, descDHTServer} {
 		ch <- d
 	}
 }
@@ -341,6 +344,7 @@ func (c peerCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	ch <- prometheus.MustNewConstMetric(descIdle, prometheus.CounterValue, float64(st.Idle))
 	ch <- prometheus.MustNewConstMetric(descFrontier, prometheus.GaugeValue, float64(st.FrontierURLs))
+	ch <- prometheus.MustNewConstMetric(descSpilled, prometheus.GaugeValue, float64(st.FrontierSpilled))
 	for how, n := range st.DeletedBy {
 		ch <- prometheus.MustNewConstMetric(descDeleted, prometheus.CounterValue, float64(n), how)
 	}

@@ -240,14 +240,16 @@ func measureSitemaps(ctx context.Context, args []string, out io.Writer) error {
 }
 
 func measureScale(ctx context.Context, args []string, out io.Writer) error {
-	fs := newFlags("measure scale", "measure scale [--hosts N] [--pages N] [--run D] [--workers N] [--port-base PORT] [--data DIR] [--heap-profile FILE]\n\n"+
+	fs := newFlags("measure scale", "measure scale [--hosts N] [--pages N] [--links N] [--run D] [--workers N] [--revisit-min D] [--port-base PORT] [--data DIR] [--heap-profile FILE]\n\n"+
 		"The web is served by `cocrawl testweb` in a process of its own, on 127.0.0.1 ports from --port-base.")
 	var c measure.ScaleConfig
 	fs.IntVar(&c.Hosts, "hosts", 1000, "hosts of the loopback web")
 	fs.IntVar(&c.Pages, "pages", 1000, "pages per host")
+	fs.IntVar(&c.Links, "links", 5, "links per page within its host")
 	fs.DurationVar(&c.Run, "run", 4*time.Minute, "how long to crawl")
 	fs.DurationVar(&c.Every, "every", 10*time.Second, "time between samples")
 	fs.IntVar(&c.Workers, "workers", 64, "fetches in flight")
+	fs.DurationVar(&c.RevisitMin, "revisit-min", 0, "shortest revisit (default: the crawler's; the web is static, so an hour grows the frontier fastest)")
 	fs.IntVar(&c.PortBase, "port-base", 30000, "the web's first port")
 	fs.StringVar(&c.Dir, "data", "", "the crawler's data folder (default: a temporary one, removed after)")
 	fs.StringVar(&c.HeapProfile, "heap-profile", "", "write the crawl's Go heap profile at its end to this file (go tool pprof)")

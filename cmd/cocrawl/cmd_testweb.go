@@ -10,11 +10,12 @@ import (
 )
 
 func cmdTestweb(ctx context.Context, args []string, out io.Writer) error {
-	fs := newFlags("testweb", "testweb [--hosts N] [--pages N] [--update-every D] [--churn-every D] [--seed N] [--port-base PORT]")
+	fs := newFlags("testweb", "testweb [--hosts N] [--pages N] [--update-every D] [--churn-every D] [--links N] [--seed N] [--port-base PORT]")
 	hosts := fs.Int("hosts", 10, "web servers, each on its own loopback port")
 	pages := fs.Int("pages", 50, "pages per host at start")
 	every := fs.Duration("update-every", 5*time.Minute, "mean time between updates of one page (Poisson); 0 for a static web")
 	churn := fs.Duration("churn-every", 10*time.Minute, "mean time between a creation, and between a deletion, on one host; 0 for none")
+	links := fs.Int("links", 5, "links per page to pages of its host (each to a page made before it)")
 	seed := fs.Uint64("seed", 1, "random seed")
 	portBase := fs.Int("port-base", 0, "serve host i on 127.0.0.1:PORT-BASE+i (0: free ports)")
 	if pos, err := parse(fs, args); err != nil {
@@ -22,8 +23,8 @@ func cmdTestweb(ctx context.Context, args []string, out io.Writer) error {
 	} else if len(pos) > 0 {
 		return usagef("unexpected argument %q", pos[0])
 	}
-	if *hosts < 1 || *pages < 1 {
-		return usagef("--hosts and --pages must be at least 1")
+	if *hosts < 1 || *pages < 1 || *links < 1 {
+		return usagef("--hosts, --pages and --links must be at least 1")
 	}
 	if *portBase < 0 || *portBase+*hosts > 65536 {
 		return usagef("--port-base %d leaves no room for %d hosts", *portBase, *hosts)
@@ -37,7 +38,7 @@ func cmdTestweb(ctx context.Context, args []string, out io.Writer) error {
 	w, err := testweb.Start(testweb.Config{
 		Hosts: *hosts, PagesPerHost: *pages, UpdateRate: rate(*every), CreateRate: rate(*churn), DeleteRate: rate(*churn),
 		RobotsEvery: 5, CrawlDelay: time.Second, NoLastModifiedEvery: 4, Seed: *seed,
-		PortBase: *portBase,
+		PortBase: *portBase, LinksPerPage: *links,
 	})
 	if err != nil {
 		return fmt.Errorf("%w; choose another --port-base", err)

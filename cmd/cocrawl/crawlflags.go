@@ -31,6 +31,10 @@ type crawlSettings struct {
 	Include       []string
 	Exclude       []string
 	ConnsPerHost  int
+	// per server address (virtual hosts share one)
+	ServerConns       int
+	ServerDelayShare  float64
+	MaxHostsPerServer int
 }
 
 type duration struct{ time.Duration }
@@ -45,6 +49,7 @@ func defaultCrawlSettings() crawlSettings {
 		RevisitPolicy: d.Revisit, FirstVisits: d.FirstVisits, Explore: d.Explore, Sitemaps: !d.NoSitemaps,
 		UserAgent:     "cocrawl/" + protocol.CurrentVersion + " (+https://github.com/cocrawl/cocrawl)",
 		MaxCrawlDelay: duration{d.MaxCrawlDelay}, Scope: d.Scope, ConnsPerHost: d.Fetch.ConnsPerHost,
+		ServerConns: d.ServerConns, ServerDelayShare: d.ServerDelayShare, MaxHostsPerServer: d.MaxHostsPerServer,
 	}
 }
 
@@ -55,6 +60,8 @@ type crawlFlagSet struct {
 	delay, revisitMin, revisitMax, maxCD *time.Duration
 	sitemapEvery                         *time.Duration
 	workers, conns                       *int
+	serverConns, maxHostsPerServer       *int
+	serverDelayShare                     *float64
 	ua, from, scope                      *string
 	policy, firstVisits                  *string
 	explore                              *float64
@@ -80,6 +87,9 @@ func addCrawlFlags(fs *flag.FlagSet) *crawlFlagSet {
 	c.maxCD = fs.Duration("max-crawl-delay", d.MaxCrawlDelay.Duration, "cap on a robots.txt Crawl-delay")
 	c.scope = fs.String("scope", d.Scope, "what to follow: host (the seeds' hosts), domain (their registrable domains) or all")
 	c.conns = fs.Int("conns-per-host", d.ConnsPerHost, "connections per host")
+	c.serverConns = fs.Int("server-conns", d.ServerConns, "requests in flight to one server address (IP and port), across the virtual hosts it serves")
+	c.serverDelayShare = fs.Float64("server-delay-share", d.ServerDelayShare, "share of a host's delay its server address waits before a request to any of its hosts (0 to 1; 0: none)")
+	c.maxHostsPerServer = fs.Int("max-hosts-per-server", d.MaxHostsPerServer, "hosts polled on one server address (a CDN's serves many sites: raise it for a crawl of those)")
 	fs.Var(&c.include, "include", "regular expression a URL must match (repeatable)")
 	fs.Var(&c.exclude, "exclude", "regular expression a URL must not match (repeatable)")
 	return c
@@ -97,6 +107,7 @@ func (c *crawlFlagSet) settings() (crawlSettings, error) {
 		RevisitPolicy: *c.policy, FirstVisits: *c.firstVisits, Explore: *c.explore, Sitemaps: *c.sitemaps, SitemapEvery: duration{*c.sitemapEvery},
 		UserAgent: *c.ua, From: *c.from, MaxCrawlDelay: duration{*c.maxCD},
 		Scope: *c.scope, Include: c.include, Exclude: c.exclude, ConnsPerHost: *c.conns,
+		ServerConns: *c.serverConns, ServerDelayShare: *c.serverDelayShare, MaxHostsPerServer: *c.maxHostsPerServer,
 	}
 	switch {
 	case s.Delay.Duration < 0:
@@ -115,6 +126,12 @@ func (c *crawlFlagSet) settings() (crawlSettings, error) {
 		return s, usagef("--explore must be between 0 and 1")
 	case s.ConnsPerHost < 1:
 		return s, usagef("--conns-per-host must be at least 1")
+	case s.ServerConns < 1:
+		return s, usagef("--server-conns must be at least 1")
+	case s.ServerDelayShare < 0 || s.ServerDelayShare > 1:
+		return s, usagef("--server-delay-share must be between 0 and 1")
+	case s.MaxHostsPerServer < 1:
+		return s, usagef("--max-hosts-per-server must be at least 1")
 	case strings.TrimSpace(s.UserAgent) == "":
 		return s, usagef("--user-agent cannot be empty")
 	}
@@ -136,8 +153,19 @@ func (s crawlSettings) crawlConfig(seeds []string, cid string, allowPrivate bool
 		RevisitMin: s.RevisitMin.Duration, RevisitMax: s.RevisitMax.Duration,
 		Revisit: s.RevisitPolicy, FirstVisits: s.FirstVisits, Explore: exploreShare(s.Explore), NoSitemaps: !s.Sitemaps, SitemapEvery: s.SitemapEvery.Duration,
 		Scope: s.Scope, Include: s.Include, Exclude: s.Exclude,
+		ServerConns: s.ServerConns, ServerDelayShare: serverDelayShare(s.ServerDelayShare), MaxHostsPerServer: s.MaxHostsPerServer,
 		Fetch: crawl.FetchConfig{UserAgent: s.UserAgent, From: s.From, AllowPrivate: allowPrivate, ConnsPerHost: s.ConnsPerHost},
 	}
+}
+
+// serverDelayShare maps --server-delay-share to
+// crawl.Config.ServerDelayShare, where 0 means the default and a negative
+// share none.
+func serverDelayShare(x float64) float64 {
+	if x == 0 {
+		return -1
+	}
+	return x
 }
 
 // exploreShare maps --explore to crawl.Config.Explore, where 0 means the

@@ -27,10 +27,15 @@ import (
 // named.
 type ScaleConfig struct {
 	Hosts, Pages int           // the web: hosts, pages each; default 1,000 x 1,000
+	Links        int           // links per page within its host; default testweb's 5
 	Run          time.Duration // crawl time; default 4 min
 	Every        time.Duration // between samples; default 10 s
 	Workers      int           // fetches in flight; default 64
 	PortBase     int           // the web's hosts on 127.0.0.1:PortBase+i; default 30000
+	// RevisitMin bounds revisits; default the crawler's own. The web does
+	// not change: an hour makes the crawl find new URLs rather than
+	// revisit the ones it polled, which is what grows a frontier.
+	RevisitMin time.Duration
 	// Exe is the cocrawl binary whose testweb command serves the web, in
 	// a process of its own so that its memory is not the crawler's;
 	// default this process's own binary.
@@ -62,6 +67,7 @@ func (c *ScaleConfig) defaults() {
 type ScaleSample struct {
 	At         time.Duration // since the crawl started
 	Known      int64         // URLs in the frontier
+	Spilled    int64         // of them, first visits in the backlog on disk
 	Polls      int64
 	PollsPerS  float64 // since the sample before
 	RSS        int64   // resident bytes of this process
@@ -77,7 +83,11 @@ type ScaleReport struct {
 	// second half of the frontier's growth, of resident memory and Go's
 	// heap in use against URLs known: what one more known URL costs.
 	RSSPerURL, HeapPerURL float64
-	StorePerURL           float64 // the data folder's bytes per known URL at the end
+	// RSSPerResident and RSSPerSpilled split the resident slope, by least
+	// squares on both counts: what one more URL in memory (polled, or in
+	// a host's head) costs, and one more in the backlog.
+	RSSPerResident, RSSPerSpilled float64
+	StorePerURL                   float64 // the data folder's bytes per known URL at the end
 	// FirstRate and LastRate are polls per second over the first and the
 	// last minute of the crawl (or a quarter of it, when shorter).
 	FirstRate, LastRate float64
@@ -129,7 +139,7 @@ func Scale(ctx context.Context, cfg ScaleConfig) (*ScaleReport, error) {
 // seeds from what it prints.
 func startWebProcess(ctx context.Context, cfg ScaleConfig) ([]string, func(), error) {
 	cmd := exec.Command(cfg.Exe, "testweb", "--hosts", strconv.Itoa(cfg.Hosts), "--pages", strconv.Itoa(cfg.Pages),
-		"--update-every", "0", "--churn-every", "0", "--port-base", strconv.Itoa(cfg.PortBase))
+		"--update-every", "0", "--churn-every", "0", "--port-base", strconv.Itoa(cfg.PortBase), "--links", strconv.Itoa(cmp.Or(cfg.Links, 5)))
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, nil, err
@@ -168,7 +178,7 @@ func startWebProcess(ctx context.Context, cfg ScaleConfig) ([]string, func(), er
 // with no delay, many workers, and no sitemaps (the web has none).
 func scaleConfig(cfg ScaleConfig, seeds []string) crawl.Config {
 	return crawl.Config{Seeds: seeds, CID: "scale.test:0 cocrawl/1.1", Workers: cfg.Workers,
-		MinDelay: 0, DelaySet: true, DelayFactor: 1, NoSitemaps: true,
+		MinDelay: 0, DelaySet: true, DelayFactor: 1, NoSitemaps: true, RevisitMin: cfg.RevisitMin, RevisitMax: max(cfg.RevisitMin, crawl.Defaults().RevisitMax),
 		MaxHosts: max(100000, 2*cfg.Hosts),
 		Fetch:    crawl.FetchConfig{AllowPrivate: true, Timeout: 10 * time.Second},
 		Logger:   slog.New(slog.DiscardHandler)}
@@ -217,15 +227,15 @@ func scaleCrawl(ctx context.Context, cfg ScaleConfig, seeds []string, rep *Scale
 			return err
 		case now := <-tick.C:
 			s := c.Stats()
-			smp := ScaleSample{At: now.Sub(start), Known: int64(s.Known), Polls: s.Polls, RSS: residentBytes(), StoreBytes: dirBytes(cfg.Dir)}
+			smp := ScaleSample{At: now.Sub(start), Known: int64(s.Known), Spilled: int64(s.Spilled), Polls: s.Polls, RSS: residentBytes(), StoreBytes: dirBytes(cfg.Dir)}
 			var ms runtime.MemStats
 			runtime.ReadMemStats(&ms)
 			smp.HeapInUse = int64(ms.HeapInuse)
 			smp.PollsPerS = float64(smp.Polls-last.Polls) / (smp.At - last.At).Seconds()
 			rep.Samples = append(rep.Samples, smp)
 			last = smp
-			fmt.Fprintf(cfg.Progress, "%5.0fs %9d URLs known %9d polls %6.0f/s  RSS %6.0f MB  heap %6.0f MB  store %6.0f MB\n",
-				smp.At.Seconds(), smp.Known, smp.Polls, smp.PollsPerS, mb(smp.RSS), mb(smp.HeapInUse), mb(smp.StoreBytes))
+			fmt.Fprintf(cfg.Progress, "%5.0fs %9d URLs known (%9d on disk) %9d polls %6.0f/s  RSS %6.0f MB  heap %6.0f MB  store %6.0f MB\n",
+				smp.At.Seconds(), smp.Known, smp.Spilled, smp.Polls, smp.PollsPerS, mb(smp.RSS), mb(smp.HeapInUse), mb(smp.StoreBytes))
 		}
 	}
 }
@@ -301,11 +311,14 @@ func (r *ScaleReport) summarise() {
 	}
 	half := r.Samples[lo:hi]
 	xs := make([]float64, len(half))
+	inMem, onDisk := make([]float64, len(half)), make([]float64, len(half))
 	rss, heap := make([]float64, len(half)), make([]float64, len(half))
 	for i, s := range half {
 		xs[i], rss[i], heap[i] = float64(s.Known), float64(s.RSS), float64(s.HeapInUse)
+		inMem[i], onDisk[i] = float64(s.Known-s.Spilled), float64(s.Spilled)
 	}
 	r.RSSPerURL, r.HeapPerURL = slope(xs, rss), slope(xs, heap)
+	r.RSSPerResident, r.RSSPerSpilled = slopes2(inMem, onDisk, rss)
 	end := r.Samples[n-1]
 	r.StorePerURL = float64(end.StoreBytes) / float64(max(end.Known, 1))
 	window := min(time.Minute, r.Config.Run/4)
@@ -333,6 +346,29 @@ func rateOver(ss []ScaleSample, from, to time.Duration) float64 {
 		return 0
 	}
 	return float64(b.Polls-a.Polls) / (b.At - a.At).Seconds()
+}
+
+// slopes2 are the least-squares slopes of ys against x1 and x2 together
+// (with an intercept); zero when the two do not vary independently.
+func slopes2(x1, x2, ys []float64) (float64, float64) {
+	n := float64(len(ys))
+	if n < 3 {
+		return 0, 0
+	}
+	var m1, m2, my float64
+	for i := range ys {
+		m1, m2, my = m1+x1[i]/n, m2+x2[i]/n, my+ys[i]/n
+	}
+	var s11, s22, s12, s1y, s2y float64
+	for i := range ys {
+		a, b, y := x1[i]-m1, x2[i]-m2, ys[i]-my
+		s11, s22, s12, s1y, s2y = s11+a*a, s22+b*b, s12+a*b, s1y+a*y, s2y+b*y
+	}
+	det := s11*s22 - s12*s12
+	if det == 0 || det < 1e-9*s11*s22 {
+		return 0, 0
+	}
+	return (s22*s1y - s12*s2y) / det, (s11*s2y - s12*s1y) / det
 }
 
 // slope is the least-squares slope of ys against xs.
@@ -387,6 +423,8 @@ func (r *ScaleReport) Print(out io.Writer) {
 	fmt.Fprintf(out, "scale: %d hosts x %d pages on loopback, %d workers, no delay, %v\n", c.Hosts, c.Pages, c.Workers, c.Run)
 	fmt.Fprintf(out, "URLs known at the end: %d, from %d polls\n", end.Known, end.Polls)
 	fmt.Fprintf(out, "memory per additional known URL (second half of the growth): resident %.0f bytes, Go heap in use %.0f bytes\n", r.RSSPerURL, r.HeapPerURL)
+	fmt.Fprintf(out, "  of which: %.0f bytes per URL in memory (polled, or in a host's head), %.0f per URL in the backlog on disk (%d of %d at the end)\n",
+		r.RSSPerResident, r.RSSPerSpilled, end.Spilled, end.Known)
 	fmt.Fprintf(out, "store: %.0f bytes per known URL (%.0f MB)\n", r.StorePerURL, mb(end.StoreBytes))
 	fmt.Fprintf(out, "polls per second: %.0f in the first minute, %.0f in the last (%.2fx)\n", r.FirstRate, r.LastRate, r.LastRate/max(r.FirstRate, 1e-9))
 	fmt.Fprintf(out, "restart: %d URLs loaded in %v, polling again after %v\n", r.RestartKnown, r.RestartLoad.Round(time.Millisecond), r.RestartFirstPoll.Round(time.Millisecond))

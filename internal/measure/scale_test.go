@@ -28,3 +28,17 @@ func TestScaleSummary(t *testing.T) {
 		t.Errorf("store %.0f bytes per URL of an empty folder", r.StorePerURL)
 	}
 }
+
+func TestSlopes2SplitsTwoCauses(t *testing.T) {
+	var x1, x2, ys []float64
+	for i := range 20 {
+		a, b := float64(i*i%7)*1000, float64(i)*5000
+		x1, x2, ys = append(x1, a), append(x2, b), append(ys, 10+300*a+20*b)
+	}
+	if a, b := slopes2(x1, x2, ys); math.Abs(a-300) > 1e-6 || math.Abs(b-20) > 1e-6 {
+		t.Errorf("slopes %v and %v, want 300 and 20", a, b)
+	}
+	if a, b := slopes2(x1, x1, ys); a != 0 || b != 0 {
+		t.Errorf("two equal regressors gave %v and %v, want none", a, b)
+	}
+}
