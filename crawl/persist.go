@@ -22,8 +22,8 @@ type FrontierStore interface {
 }
 
 // StoredFrontier keeps the frontier in a table of the peer's store (a
-// *webevents.Table, which reaches only the frontier's keys), one JSON entry
-// per URL; and, with Backlog set, the first visits beyond each host's head
+// *webevents.Table, which reaches only the frontier's keys), one entry per
+// URL (statecodec.go); and, with Backlog set, the first visits beyond each host's head
 // in a table of their own (backlog.go), so a crawler with it keeps only
 // the heads in memory.
 type StoredFrontier struct {
@@ -31,13 +31,23 @@ type StoredFrontier struct {
 	Backlog BacklogTable
 }
 
-func (f StoredFrontier) json() webevents.JSONTable[URLState] {
-	return webevents.JSONTable[URLState]{KV: f.Table, Key: func(s *URLState) string { return s.URL }}
+func (f StoredFrontier) LoadFrontier(fn func(URLState) error) error {
+	return f.Table.Each(func(key string, v []byte) error {
+		s, err := decodeState(key, v)
+		if err != nil {
+			return err
+		}
+		return fn(s)
+	})
 }
 
-func (f StoredFrontier) LoadFrontier(fn func(URLState) error) error { return f.json().Each(fn) }
-
-func (f StoredFrontier) SaveFrontier(states []URLState) error { return f.json().Put(states...) }
+func (f StoredFrontier) SaveFrontier(states []URLState) error {
+	entries := make([]webevents.Entry, len(states))
+	for i := range states {
+		entries[i] = webevents.Entry{Key: states[i].URL, Value: appendState(nil, &states[i])}
+	}
+	return f.Table.Put(entries...)
+}
 
 func (f StoredFrontier) DeleteFrontier(urls []string) error { return f.Table.Delete(urls...) }
 
