@@ -333,7 +333,9 @@ func retryAfter(v string, now time.Time) time.Duration {
 // invalid or every later request fail, so it is dropped, and the page is
 // judged by its digest.
 func readHeaders(h http.Header, r *Result) map[string]string {
-	r.ETag = cleanETag(h.Get("ETag"))
+	// A copy: the header's value shares one string with the whole header
+	// block, which a URL's state would keep alive as long as it lives.
+	r.ETag = strings.Clone(cleanETag(h.Get("ETag")))
 	if t, err := http.ParseTime(h.Get("Last-Modified")); err == nil {
 		r.LastModified = t
 		r.LastModRaw = t.UTC().Format(http.TimeFormat)

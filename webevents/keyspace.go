@@ -26,7 +26,8 @@ import (
 //	d/      d/<day u32>                 day info: size, records,       webevents
 //	                                    updated
 //	c/      c/<peer>                    merge cursor (JSON)            webevents
-//	f/      f/<url>                     frontier entry                 crawl, through Table(TableFrontier)
+//	f/      f/<url>                     frontier entry (binary, or     crawl, through Table(TableFrontier)
+//	                                    JSON in older stores)
 //	p/      p/<robots.shr URL>          peer-table row                 peer, through Table(TablePeers)
 //	b/      b/<host>\x00<rank u16><fp u64> a first visit spilled to disk  crawl, through Table(TableBacklog)
 //	                                    (crawl/backlog.go): its URL,

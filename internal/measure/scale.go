@@ -44,7 +44,11 @@ type ScaleConfig struct {
 	// HeapProfile, when set, is a file the crawl's Go heap profile is
 	// written to at its end (pprof format): where the memory per URL goes.
 	HeapProfile string
-	Progress    io.Writer
+	// CPUProfile, when set, is a file the CPU profile of the crawl's last
+	// minute (or quarter, when shorter) is written to: where a slowing
+	// crawl spends its time.
+	CPUProfile string
+	Progress   io.Writer
 }
 
 func (c *ScaleConfig) defaults() {
@@ -217,6 +221,8 @@ func scaleCrawl(ctx context.Context, cfg ScaleConfig, seeds []string, rep *Scale
 	}()
 	tick := time.NewTicker(cfg.Every)
 	defer tick.Stop()
+	profile := &cpuProfile{path: cfg.CPUProfile, from: cfg.Run - min(time.Minute, cfg.Run/4), progress: cfg.Progress}
+	defer profile.stop()
 	var last ScaleSample
 	for {
 		select {
@@ -234,10 +240,48 @@ func scaleCrawl(ctx context.Context, cfg ScaleConfig, seeds []string, rep *Scale
 			smp.PollsPerS = float64(smp.Polls-last.Polls) / (smp.At - last.At).Seconds()
 			rep.Samples = append(rep.Samples, smp)
 			last = smp
+			profile.at(smp.At)
 			fmt.Fprintf(cfg.Progress, "%5.0fs %9d URLs known (%9d on disk) %9d polls %6.0f/s  RSS %6.0f MB  heap %6.0f MB  store %6.0f MB\n",
 				smp.At.Seconds(), smp.Known, smp.Spilled, smp.Polls, smp.PollsPerS, mb(smp.RSS), mb(smp.HeapInUse), mb(smp.StoreBytes))
 		}
 	}
+}
+
+// cpuProfile profiles the crawl from a time on, when a path is set.
+type cpuProfile struct {
+	path     string
+	from     time.Duration
+	progress io.Writer
+	f        *os.File
+	tried    bool
+}
+
+// at starts the profile once the crawl has run from.
+func (p *cpuProfile) at(el time.Duration) {
+	if p.path == "" || p.tried || el < p.from {
+		return
+	}
+	p.tried = true
+	f, err := os.Create(p.path)
+	if err == nil {
+		if err = pprof.StartCPUProfile(f); err != nil {
+			f.Close()
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(p.progress, "cpu profile: %v\n", err)
+		return
+	}
+	p.f = f
+}
+
+func (p *cpuProfile) stop() {
+	if p.f == nil {
+		return
+	}
+	pprof.StopCPUProfile()
+	p.f.Close()
+	fmt.Fprintf(p.progress, "cpu profile of the crawl's end written to %s\n", p.path)
 }
 
 // writeHeapProfile writes the heap profile to path, when set, while the
