@@ -189,3 +189,37 @@ func BenchmarkRefit(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/URL")
 }
+
+// BenchmarkFrontierLoad is a restart: 200,000 stored states of 200 hosts,
+// polled once, read back into a crawler's frontier.
+func BenchmarkFrontierLoad(b *testing.B) {
+	st, err := webevents.OpenBadger(b.TempDir(), webevents.BadgerOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	sf := StoredFrontier{Table: st.Table(webevents.TableFrontier), Backlog: st.Table(webevents.TableBacklog)}
+	const n = 200000
+	due := time.Now().Add(time.Hour)
+	batch := make([]URLState, 0, 1000)
+	for i := range n {
+		batch = append(batch, URLState{URL: fmt.Sprintf("http://h%d.test:8080/p/%d.html", i%200, i), Depth: 2, Due: due,
+			Interval: time.Hour, Polls: 1, ETag: `"abc"`, LastMod: "Tue, 24 Nov 2026 10:00:00 GMT", HostNext: due.UnixMilli(), Seen: due.UnixMilli()})
+		if len(batch) == cap(batch) {
+			if err := sf.SaveFrontier(batch); err != nil {
+				b.Fatal(err)
+			}
+			batch = batch[:0]
+		}
+	}
+	for b.Loop() {
+		c, err := New(Config{CID: testCID}, webevents.NewMemStore(), sf)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if got, err := c.Load(); err != nil || got != n {
+			b.Fatalf("loaded %d, %v", got, err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/URL")
+}

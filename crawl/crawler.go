@@ -177,7 +177,7 @@ func (c *Crawler) Load() (int, error) {
 		// What the stored frontier holds stays in memory: only URLs found
 		// from now on spill.
 		spill := c.f.spill
-		c.f.spill = nil
+		c.f.spill, c.f.placeLater = nil, true
 		err := c.fstore.LoadFrontier(func(s URLState) error {
 			c.f.add(s)
 			// Politeness survives the restart: the host waits until the
@@ -185,7 +185,6 @@ func (c *Crawler) Load() (int, error) {
 			if s.HostNext > 0 {
 				h := c.f.host(hostKey(s.URL))
 				h.nextAllowed = later(h.nextAllowed, time.UnixMilli(s.HostNext))
-				c.f.placeHost(h) // its place in the heaps depends on it
 			}
 			return nil
 		})
@@ -193,6 +192,7 @@ func (c *Crawler) Load() (int, error) {
 		if err == nil && spill != nil {
 			err = c.f.loadBacklog()
 		}
+		c.f.placeAll()
 		if err != nil {
 			return 0, fmt.Errorf("crawl: load frontier: %w", err)
 		}

@@ -2,6 +2,7 @@ package crawl
 
 import (
 	"fmt"
+	"net/url"
 	"testing"
 	"time"
 )
@@ -44,4 +45,31 @@ func TestFrontierOrder(t *testing.T) {
 	if _, isNew := f.add(URLState{URL: "http://a.example/0"}); isNew {
 		t.Fatal("a known URL was added twice")
 	}
+}
+
+func TestHostKeyWithoutParsing(t *testing.T) {
+	for u, want := range map[string]string{
+		"http://a.test/x": "http://a.test", "https://a.test:8443/p?q=1": "https://a.test:8443", "http://a.test?q": "http://a.test",
+		"http://[::1]:80/": "http://[::1]:80", "http://a.test": "http://a.test", "HTTP://a.test/": "http://a.test",
+		"http://u@a.test/": "http://a.test", "http://a.test#f": "http://a.test",
+	} {
+		if got := hostKey(u); got != want {
+			t.Errorf("hostKey(%q) = %q, want %q", u, got, want)
+		}
+	}
+}
+
+// The shortcut agrees with url.Parse wherever url.Parse takes the URL.
+func FuzzHostKey(f *testing.F) {
+	for _, u := range []string{"http://a.test/x", "http://a.test:1?x", "http://[::1]/", "https://A.test/%41", "http:///x", "http://a b/"} {
+		f.Add(u)
+	}
+	f.Fuzz(func(t *testing.T, u string) {
+		if _, err := url.Parse(u); err != nil {
+			return
+		}
+		if fast, slow := hostKey(u), parsedHostKey(u); fast != slow {
+			t.Errorf("hostKey(%q) = %q, url.Parse says %q", u, fast, slow)
+		}
+	})
 }
