@@ -28,6 +28,10 @@ type hostNoise struct {
 	firstFP uint64
 	probing *URLState
 	since   time.Time
+	// the first read's validators: a second read whose trusted
+	// validators differ saw another version, not noise
+	firstETag string
+	firstLM   time.Time
 	// wire is the most bits two reads of one version were apart, unmasked;
 	// local the most they were apart with the mask (the noise in places
 	// too large to mask).
@@ -83,6 +87,15 @@ func (n *hostNoise) localNear() int {
 	return max(fingerprint.Near, min(n.local+2, fingerprint.Far-1))
 }
 
+// validatorsChanged says whether the second read's validators, where the
+// host's are trusted, show a new version since the first: the page
+// changed between the reads, and what differs is not noise.
+func (n *hostNoise) validatorsChanged(h *host, res *Result) bool {
+	etag := res.ETag != "" && n.firstETag != "" && res.ETag != n.firstETag && h.validators.trustETag()
+	lm := !res.LastModified.IsZero() && !n.firstLM.IsZero() && !res.LastModified.Equal(n.firstLM) && h.validators.trustLM()
+	return etag || lm
+}
+
 // readNoise learns from a 200 of st what it can of the host's noise and
 // returns the page's fingerprint without it. It reports whether to read
 // the page again at once (a first read). c.mu held.
@@ -93,7 +106,7 @@ func (c *Crawler) readNoise(h *host, st *URLState, res *Result) (again bool) {
 	}
 	if n.probing == st && n.first != nil {
 		// The second read.
-		if d := fingerprint.Distance(n.firstFP, res.Fingerprint); d < fingerprint.Far {
+		if d := fingerprint.Distance(n.firstFP, res.Fingerprint); d < fingerprint.Far && !n.validatorsChanged(h, res) {
 			// Not a real change between the reads: the difference is noise.
 			n.wire = max(n.wire, d)
 			grew := false
@@ -118,6 +131,7 @@ func (c *Crawler) readNoise(h *host, st *URLState, res *Result) (again bool) {
 	} else if n.probes < noiseProbes && !st.checking && !st.sampling && (st.Polls > 0 || h.fit.sent >= noiseAfter) &&
 		(n.first == nil || res.End.Sub(n.since) > noiseProbeTimeout) {
 		n.first, n.firstFP, n.probing, n.since = res.page, res.Fingerprint, st, res.End
+		n.firstETag, n.firstLM = res.ETag, res.LastModified
 		again = true
 	}
 	res.Local, res.HasLocal = res.page.SumMasked(n.mask)
