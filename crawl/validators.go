@@ -40,7 +40,21 @@ func (v *hostValidators) observe(res *Result, prev *webevents.Event, near int) {
 	if res.Status != 200 {
 		return
 	}
-	if !res.LastModified.IsZero() {
+	if prev == nil || !res.HasFingerprint {
+		return
+	}
+	held, ok := fingerprint.Parse(prev.Fingerprint)
+	if !ok {
+		return
+	}
+	sameText := fingerprint.Distance(held, res.Fingerprint) <= near
+	if !res.LastModified.IsZero() && sameText {
+		// Only a look that found the version held tells: a page that
+		// changed a second ago has a Last-Modified a second old, truly (on
+		// a page that changes every few seconds, half the looks), and a
+		// host distrusted for it has its events dated by each peer's own
+		// clock, which other peers' spot-checks refute against the true
+		// date.
 		v.lmSeen++
 		// HTTP dates have whole seconds: a date within the second before
 		// the request or later is the response's own time.
@@ -48,15 +62,11 @@ func (v *hostValidators) observe(res *Result, prev *webevents.Event, near int) {
 			v.lmNow++
 		}
 	}
-	if prev == nil || prev.ETag == "" || res.ETag == "" || !res.HasFingerprint {
-		return
-	}
-	held, ok := fingerprint.Parse(prev.Fingerprint)
-	if !ok {
+	if prev.ETag == "" || res.ETag == "" {
 		return
 	}
 	v.etagCompared++
-	if res.ETag != prev.ETag && fingerprint.Distance(held, res.Fingerprint) <= near {
+	if res.ETag != prev.ETag && sameText {
 		v.etagLie++
 	}
 }

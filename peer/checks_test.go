@@ -145,6 +145,7 @@ func TestJudge(t *testing.T) {
 		{"version never existed", live(3000, 3000), crawl.PollResult{Status: 200, LastModified: at(1000)}, Refuted},
 		{"another version at lpd", live(1000, 9000), crawl.PollResult{Status: 200, LastModified: at(2000)}, Refuted},
 		{"changed since", live(1000, 2000), crawl.PollResult{Status: 200, LastModified: at(2500)}, Inconclusive},
+		{"dated by its poller's clock a second after the Last-Modified", live(1001, 1002), crawl.PollResult{Status: 200, LastModified: at(1000)}, Inconclusive},
 		{"etag only", live(1000, 2000), crawl.PollResult{Status: 200, ETag: `"e"`}, Confirmed},
 		{"gone since", live(1000, 2000), crawl.PollResult{Status: 404}, Inconclusive},
 		{"poll failed", live(3000, 3000), crawl.PollResult{ErrKind: "timeout"}, Inconclusive},
