@@ -44,12 +44,11 @@ type SpilledURL struct {
 	Links uint32
 }
 
-// BacklogMove moves a spilled URL from one rank to another, or deletes it.
+// BacklogMove moves a spilled URL from one rank to another.
 type BacklogMove struct {
 	Host     string
 	FP       uint64
 	From, To uint16
-	Delete   bool
 }
 
 // BacklogStore keeps a frontier's spilled first visits. A FrontierStore
@@ -143,10 +142,11 @@ func (b *backlog) spill(host string, fp uint64, s *URLState) {
 	b.mu.Unlock()
 }
 
-// linked counts a backlink of a spilled URL: one not yet written takes its
-// new rank in the queue; a written one moves when its class changes.
-// c.mu held.
-func (b *backlog) linked(host string, fp uint64) {
+// linked counts a backlink of u, when it is spilled: one not yet written
+// takes its new rank in the queue; a written one moves when its class
+// changes. c.mu held.
+func (b *backlog) linked(u string) {
+	fp := urlFingerprint(u)
 	v, ok := b.ranked[fp]
 	if !ok || b.breadth || v == ^uint32(0) {
 		return
@@ -162,24 +162,7 @@ func (b *backlog) linked(host string, fp uint64) {
 		b.spilled[i].Rank = to
 		return
 	}
-	b.moves = append(b.moves, BacklogMove{Host: host, FP: fp, From: from, To: to})
-}
-
-// forget takes a URL out of ranked, and out of the store when it is
-// there: a duplicate of a resident URL. c.mu held.
-func (b *backlog) forget(host string, fp uint64) {
-	v := b.ranked[fp]
-	delete(b.ranked, fp)
-	b.mu.Lock()
-	b.moves = append(b.moves, BacklogMove{Host: host, FP: fp, From: b.rank(v), Delete: true})
-	b.mu.Unlock()
-}
-
-// pending is how many writes wait for the store.
-func (b *backlog) pending() int {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return len(b.spilled) + len(b.moves)
+	b.moves = append(b.moves, BacklogMove{Host: hostKey(u), FP: fp, From: from, To: to})
 }
 
 // flush writes what is queued. A failed write keeps it queued, before
@@ -366,13 +349,13 @@ func (f *frontier) refill(h *host, now time.Time) {
 	for _, s := range stored {
 		f.unspilled(h)
 		if f.urls[s.URL] == nil {
-			f.addResident(f.spilledState(s))
+			f.addResident(f.spilledState(s), h)
 		}
 	}
 	for _, s := range queued {
 		f.unspilled(h)
 		if f.urls[s.URL] == nil {
-			f.saveState(f.addResident(f.spilledState(s))) // never written: now a frontier state
+			f.saveState(f.addResident(f.spilledState(s), h)) // never written: now a frontier state
 		}
 	}
 	if got := len(stored) + len(queued); err == nil && got < want && f.spill.drained(h.key) {
@@ -417,7 +400,7 @@ func (f *frontier) resident(u string) *URLState {
 	if !ok || f.urls[s.URL] != nil {
 		return nil
 	}
-	st := f.addResident(f.spilledState(s))
+	st := f.addResident(f.spilledState(s), h)
 	f.saveState(st) // taken from the queue, it was never written
 	if s.URL != u {
 		return nil // another URL of the same fingerprint, now in memory

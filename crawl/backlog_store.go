@@ -90,12 +90,6 @@ func (f StoredFrontier) WriteBacklog(spilled []SpilledURL, moves []BacklogMove) 
 		}
 		for _, m := range moves {
 			from := backlogKey(m.Host, m.From, m.FP)
-			if m.Delete {
-				if err := b.Delete(from); err != nil {
-					return err
-				}
-				continue
-			}
 			v, ok, err := b.Get(from)
 			if err != nil || !ok {
 				return err

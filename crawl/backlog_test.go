@@ -24,7 +24,7 @@ func TestBacklogStore(t *testing.T) {
 	}
 	a, b := "http://a.test", "http://b.test"
 	err := sf.WriteBacklog([]SpilledURL{spill(a, 9, 1), spill(a, 9, 2), spill(a, 5, 3), spill(b, 1, 4), spill(a, 7, 5)},
-		[]BacklogMove{{Host: a, FP: 2, From: 9, To: 3}, {Host: a, FP: 5, From: 7, Delete: true}, {Host: a, FP: 99, From: 1, To: 0}})
+		[]BacklogMove{{Host: a, FP: 2, From: 9, To: 3}, {Host: a, FP: 5, From: 7, To: 8}, {Host: a, FP: 99, From: 1, To: 0}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +35,7 @@ func TestBacklogStore(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	want := "http://a.test 3 2,http://a.test 5 3,http://a.test 9 1,http://b.test 1 4"
+	want := "http://a.test 3 2,http://a.test 5 3,http://a.test 8 5,http://a.test 9 1,http://b.test 1 4"
 	if got := strings.Join(where, ","); got != want {
 		t.Errorf("spilled:\n%s\nwant\n%s", got, want)
 	}
@@ -62,8 +62,8 @@ func TestBacklogStore(t *testing.T) {
 	if _, ok, err := sf.TakeSpilled(a, 9, 1, state); err != nil || ok {
 		t.Errorf("TakeSpilled of a URL taken: %v, %v", ok, err)
 	}
-	if got, err := sf.TakeBacklog(a, 10, state); err != nil || len(got) != 0 {
-		t.Errorf("host a's backlog should be empty: %+v, %v", got, err)
+	if got, err := sf.TakeBacklog(a, 10, state); err != nil || len(got) != 1 || got[0].FP != 5 || got[0].Rank != 8 {
+		t.Errorf("host a's backlog should hold only the moved URL, at rank 8: %+v, %v", got, err)
 	}
 }
 
@@ -249,7 +249,7 @@ func TestBacklogRefillTakesWhatIsNotWrittenYet(t *testing.T) {
 		polled++
 		f.release(h, time.Now())
 	}
-	if saved != 4 || f.spill.pending() != 0 || f.size() != 6 {
-		t.Errorf("saved %d (want the 4 spilled), %d writes still queued, size %d", saved, f.spill.pending(), f.size())
+	if queued := len(f.spill.spilled) + len(f.spill.moves); saved != 4 || queued != 0 || f.size() != 6 {
+		t.Errorf("saved %d (want the 4 spilled), %d writes still queued, size %d", saved, queued, f.size())
 	}
 }

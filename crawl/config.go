@@ -194,14 +194,6 @@ func (c *Config) defaults() error {
 			*x.p = x.v
 		}
 	}
-	switch {
-	case c.ServerDelayShare == 0:
-		c.ServerDelayShare = DefaultServerDelayShare
-	case c.ServerDelayShare < 0:
-		c.ServerDelayShare = 0
-	case c.ServerDelayShare > 1:
-		return fmt.Errorf("crawl: server delay share %v is above 1", c.ServerDelayShare)
-	}
 	switch c.Revisit {
 	case "":
 		c.Revisit = RevisitOptimal
@@ -216,21 +208,19 @@ func (c *Config) defaults() error {
 	default:
 		return fmt.Errorf("crawl: first-visit order %q is not backlinks or breadth", c.FirstVisits)
 	}
-	switch {
-	case c.Explore == 0:
-		c.Explore = 0.1
-	case c.Explore < 0:
-		c.Explore = 0
-	case c.Explore > 1:
-		return fmt.Errorf("crawl: explore share %g is above 1", c.Explore)
-	}
-	switch {
-	case c.SampleShare == 0:
-		c.SampleShare = DefaultSampleShare
-	case c.SampleShare < 0:
-		c.SampleShare = 0
-	case c.SampleShare > 0.5:
-		return fmt.Errorf("crawl: sample share %g is above 0.5", c.SampleShare)
+	for _, sh := range []struct {
+		p         *float64
+		def, most float64
+		name      string
+	}{{&c.Explore, 0.1, 1, "explore"}, {&c.SampleShare, DefaultSampleShare, 0.5, "sample"}, {&c.ServerDelayShare, DefaultServerDelayShare, 1, "server delay"}} {
+		switch {
+		case *sh.p == 0:
+			*sh.p = sh.def
+		case *sh.p < 0:
+			*sh.p = 0
+		case *sh.p > sh.most:
+			return fmt.Errorf("crawl: %s share %g is above %g", sh.name, *sh.p, sh.most)
+		}
 	}
 	switch c.Scope {
 	case "":

@@ -320,12 +320,13 @@ func (f *frontier) add(s URLState) (*URLState, bool) {
 	if old := f.urls[s.URL]; old != nil {
 		return old, false
 	}
+	h := f.host(hostKey(s.URL))
 	if f.spill != nil {
 		fp := urlFingerprint(s.URL)
 		if f.spill.has(fp) {
 			return nil, false
 		}
-		if h := f.host(hostKey(s.URL)); s.Polls == 0 && !s.Gone && (h.spilled > 0 || h.first.Len() >= f.spill.head) &&
+		if s.Polls == 0 && !s.Gone && (h.spilled > 0 || h.first.Len() >= f.spill.head) &&
 			!s.Due.After(time.Now().Add(f.grace)) {
 			f.spill.spill(h.key, fp, &s)
 			h.spilled++
@@ -335,16 +336,15 @@ func (f *frontier) add(s URLState) (*URLState, bool) {
 			return nil, true
 		}
 	}
-	return f.addResident(s), true
+	return f.addResident(s, h), true
 }
 
-// addResident puts a URL not known in memory.
-func (f *frontier) addResident(s URLState) *URLState {
+// addResident puts a URL not known in memory; h is its host.
+func (f *frontier) addResident(s URLState, h *host) *URLState {
 	st := &s
 	f.urls[s.URL] = st
 	f.all = append(f.all, st)
 	st.ai = int32(len(f.all))
-	h := f.host(hostKey(s.URL))
 	h.known++
 	if !st.Gone {
 		f.enqueue(h, st)
@@ -548,7 +548,7 @@ func (f *frontier) refile(st *URLState) {
 func (f *frontier) linked(u string, st *URLState) {
 	if st == nil {
 		if f.spill != nil {
-			f.spill.linked(hostKey(u), urlFingerprint(u))
+			f.spill.linked(u)
 		}
 		return
 	}

@@ -151,26 +151,17 @@ func (s crawlSettings) crawlConfig(seeds []string, cid string, allowPrivate bool
 		Seeds: seeds, CID: cid, Agent: agentToken(s.UserAgent),
 		Workers: s.Workers, MinDelay: s.Delay.Duration, DelaySet: true, MaxCrawlDelay: s.MaxCrawlDelay.Duration,
 		RevisitMin: s.RevisitMin.Duration, RevisitMax: s.RevisitMax.Duration,
-		Revisit: s.RevisitPolicy, FirstVisits: s.FirstVisits, Explore: exploreShare(s.Explore), NoSitemaps: !s.Sitemaps, SitemapEvery: s.SitemapEvery.Duration,
+		Revisit: s.RevisitPolicy, FirstVisits: s.FirstVisits, Explore: shareFlag(s.Explore), NoSitemaps: !s.Sitemaps, SitemapEvery: s.SitemapEvery.Duration,
 		Scope: s.Scope, Include: s.Include, Exclude: s.Exclude,
-		ServerConns: s.ServerConns, ServerDelayShare: serverDelayShare(s.ServerDelayShare), MaxHostsPerServer: s.MaxHostsPerServer,
+		ServerConns: s.ServerConns, ServerDelayShare: shareFlag(s.ServerDelayShare), MaxHostsPerServer: s.MaxHostsPerServer,
 		Fetch: crawl.FetchConfig{UserAgent: s.UserAgent, From: s.From, AllowPrivate: allowPrivate, ConnsPerHost: s.ConnsPerHost},
 	}
 }
 
-// serverDelayShare maps --server-delay-share to
-// crawl.Config.ServerDelayShare, where 0 means the default and a negative
-// share none.
-func serverDelayShare(x float64) float64 {
-	if x == 0 {
-		return -1
-	}
-	return x
-}
-
-// exploreShare maps --explore to crawl.Config.Explore, where 0 means the
+// shareFlag maps a share flag, where 0 means none (--explore,
+// --server-delay-share), to crawl.Config's form, where 0 means the
 // default and a negative share none.
-func exploreShare(x float64) float64 {
+func shareFlag(x float64) float64 {
 	if x == 0 {
 		return -1
 	}
