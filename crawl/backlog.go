@@ -378,13 +378,19 @@ func (f *frontier) unspilled(h *host) {
 }
 
 // resident is the state of a normalised URL, brought back into memory
-// when it is spilled; nil when unknown. c.mu held.
+// when it is spilled or parked; nil when unknown. c.mu held.
 func (f *frontier) resident(u string) *URLState {
-	if st := f.urls[u]; st != nil || f.spill == nil {
+	if st := f.urls[u]; st != nil || f.spill == nil && f.park == nil {
 		return st
 	}
 	fp := urlFingerprint(u)
-	if !f.spill.has(fp) {
+	if f.park != nil && f.park.has(fp) {
+		if st := f.unparkOne(f.host(hostKey(u)), fp); st != nil && st.URL == u {
+			return st
+		}
+		return nil // another URL of the same fingerprint, now in memory
+	}
+	if f.spill == nil || !f.spill.has(fp) {
 		return nil
 	}
 	key := hostKey(u)

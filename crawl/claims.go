@@ -50,6 +50,7 @@ func (c *Crawler) judgeLastmod(h *host, st *URLState, changed bool, lastMod, now
 		// forgotten: they are learnt again from polls.
 		forget := s.readsVisited
 		s.readsVisited = false
+		c.f.unparkAll(h)
 		for _, q := range slices.Collect(h.revisits()) { // a copy: setDue reorders the queue
 			if forget {
 				q.Rate = revisit.Rate{}

@@ -56,6 +56,11 @@ type Config struct {
 	// Backlog table): the others wait on disk (backlog.go). 0 means
 	// DefaultFirstVisitsInMemory; negative keeps them all in memory.
 	FirstVisitsInMemory int
+	// RevisitsInMemory is how many URLs waiting for a revisit a host
+	// keeps in memory when the frontier's store parks them (StoredFrontier
+	// with its Revisits table): the others wait on disk (parking.go). 0
+	// means DefaultRevisitsInMemory; negative keeps them all in memory.
+	RevisitsInMemory int
 	// Explore is the share of a host's requests kept for first visits
 	// while revisits are due; default 0.1, negative for none.
 	Explore float64

@@ -29,6 +29,7 @@ type Stats struct {
 	Stalled                                       int64 // polls not sent while events waited for the store
 	Known                                         int
 	Spilled                                       int // of Known, first visits in the backlog on disk (backlog.go)
+	Parked                                        int // of Known, revisits parked on disk (parking.go)
 }
 
 // Crawler is the polling crawler.
@@ -99,6 +100,13 @@ func New(cfg Config, store Store, fs FrontierStore) (*Crawler, error) {
 		if bs := b.backlogStore(); bs != nil {
 			c.f.spill = newBacklog(bs, cmp.Or(cfg.FirstVisitsInMemory, DefaultFirstVisitsInMemory), cfg.FirstVisits == FirstByBreadth)
 			c.f.spillError = func(err error) { c.storeFailed(fmt.Errorf("crawl: backlog: %w", err)) }
+			c.f.save = c.save
+		}
+	}
+	if p, ok := fs.(parkStorer); ok && cfg.RevisitsInMemory >= 0 {
+		if ps := p.parkStore(); ps != nil {
+			c.f.park = newParking(ps, cmp.Or(cfg.RevisitsInMemory, DefaultRevisitsInMemory))
+			c.f.parkError = func(err error) { c.storeFailed(fmt.Errorf("crawl: parked revisits: %w", err)) }
 			c.f.save = c.save
 		}
 	}
@@ -178,7 +186,13 @@ func (c *Crawler) Load() (int, error) {
 		// from now on spill.
 		spill := c.f.spill
 		c.f.spill, c.f.placeLater = nil, true
-		err := c.fstore.LoadFrontier(func(s URLState) error {
+		var err error
+		if c.f.park != nil {
+			// Parked first: a URL both parked and in the frontier's table
+			// (a crash while it moved) is the parked one.
+			err = c.f.loadParked()
+		}
+		err = errors.Join(err, c.fstore.LoadFrontier(func(s URLState) error {
 			c.f.add(s)
 			// Politeness survives the restart: the host waits until the
 			// latest time any of its polls allowed.
@@ -187,7 +201,7 @@ func (c *Crawler) Load() (int, error) {
 				h.nextAllowed = later(h.nextAllowed, time.UnixMilli(s.HostNext))
 			}
 			return nil
-		})
+		}))
 		c.f.spill = spill
 		if err == nil && spill != nil {
 			err = c.f.loadBacklog()
@@ -429,8 +443,8 @@ func (c *Crawler) serveHost(ctx context.Context, h *host) PollResult {
 			// A peer polls it; look again later in case the peer leaves.
 			c.delegatedSkips.Add(1)
 			st.Due = now.Add(max(c.cfg.RevisitMin, delegatedRelook))
+			c.save(st) // before it may be parked
 			c.f.reschedule(h, st)
-			c.save(st)
 		}
 		c.f.releaseUnused(h)
 		c.mu.Unlock()
@@ -448,8 +462,8 @@ func (c *Crawler) serveHost(ctx context.Context, h *host) PollResult {
 			st.sampling = false
 			c.noVerdict()
 		}
+		c.save(st) // before it may be parked
 		c.f.reschedule(h, st)
-		c.save(st)
 		c.f.releaseUnused(h)
 		c.mu.Unlock()
 		return PollResult{}
@@ -663,14 +677,14 @@ func (c *Crawler) learnLook(h *host, st *URLState, res *Result, changed, refused
 // c.mu held.
 func (c *Crawler) hostDone(h *host, st *URLState, res *Result, transient bool) {
 	c.learnServer(h, res.Server)
-	c.f.reschedule(h, st)
 	h.lastFetch = res.End.Sub(res.Start)
 	notBefore := res.End.Add(c.delay(h, h.lastFetch))
 	if transient {
 		notBefore = later(notBefore, res.End.Add(c.backoff(h, res.RetryAfter)))
 	}
 	st.HostNext = notBefore.UnixMilli()
-	c.save(st)
+	c.save(st) // before it may be parked: the parked state is the one saved
+	c.f.reschedule(h, st)
 	c.f.release(h, notBefore)
 }
 
@@ -721,7 +735,7 @@ func (c *Crawler) Stats() Stats {
 		Created: c.created.Load(), Updated: c.updated.Load(), Deleted: c.deleted.Load(), DeletedBy: deletedBy, Confirmed: c.confirmed.Load(), Hinted: c.hinted.Load(),
 		Errors: errs, RobotsExcluded: c.robotsExcluded.Load(), RobotsFetches: c.robotsFetches.Load(),
 		Discovered: c.discovered.Load(), Skipped: c.skipped.Load(), Delegated: c.delegatedSkips.Load(), Known: known,
-		Spilled: spilled, Stalled: c.stalled.Load(),
+		Spilled: spilled, Parked: c.f.parkedCount(), Stalled: c.stalled.Load(),
 	}
 }
 

@@ -28,7 +28,9 @@ func (c *Crawler) observeLook(st *URLState, at time.Time, changed bool, lastMod 
 // fall in each band of estimated changes per day, how many have none yet,
 // and the freshness their present revisit intervals should give,
 // (1 − e^(−λI)) / (λI) averaged over the URLs with an estimate (Cho and
-// Garcia-Molina's freshness of a Poisson page revisited every I).
+// Garcia-Molina's freshness of a Poisson page revisited every I). Parked
+// URLs count in the bands by the rates their hosts' fits keep of them
+// (to 1/64 decade), not in the freshness.
 type RateStats struct {
 	PerDay            map[string]int `json:"per_day"` // band of changes per day: URLs
 	Unknown           int            `json:"unknown"`
@@ -74,6 +76,25 @@ func (c *Crawler) RateStats() RateStats {
 	}
 	if c.f.spill != nil {
 		s.Unknown += len(c.f.spill.ranked) // never polled, on disk
+	}
+	for h := range c.f.allHosts() {
+		pk := h.parkFit
+		if pk == nil || pk.n == 0 {
+			continue
+		}
+		banded := 0
+		if pk.bins != nil {
+			pk.bins.Each(func(n, lambda float64) {
+				for _, b := range rateBands {
+					if lambda*86400 < b.below {
+						s.PerDay[b.name] += int(n)
+						banded += int(n)
+						break
+					}
+				}
+			})
+		}
+		s.Unknown += max(0, pk.n-banded)
 	}
 	return s
 }

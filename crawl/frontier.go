@@ -95,6 +95,26 @@ type host struct {
 	serverWait    time.Time
 	parked        bool
 	overServerCap bool // its server has too many hosts: not polled
+	// parkFit holds what the host keeps of its revisits parked on disk
+	// (parking.go); nil until it parks one.
+	parkFit *parkedFit
+}
+
+// parkedRevisits is how many of the host's revisits are parked.
+func (h *host) parkedRevisits() int {
+	if h.parkFit == nil {
+		return 0
+	}
+	return h.parkFit.n
+}
+
+// parkedDue is when the host's earliest parked revisit may be due, and
+// whether it has one.
+func (h *host) parkedDue() (time.Time, bool) {
+	if h.parkFit == nil || h.parkFit.n == 0 {
+		return time.Time{}, false
+	}
+	return later(h.parkFit.due, h.parkFit.retryAt), true
 }
 
 // hasFirst says whether the host has first visits, in memory or spilled.
@@ -110,8 +130,8 @@ func (h *host) readyAt() time.Time {
 	if h.spilled > 0 {
 		return later(allowed, h.refillAfter)
 	}
-	due, have := time.Time{}, false
-	if h.queue.Len() > 0 {
+	due, have := h.parkedDue()
+	if h.queue.Len() > 0 && (!have || h.queue.items[0].Due.Before(due)) {
 		due, have = h.queue.items[0].Due, true
 	}
 	if h.signals.enabled {
@@ -127,11 +147,19 @@ func (h *host) readyAt() time.Time {
 
 // urlDue says whether a URL of the host may be polled at now.
 func (h *host) urlDue(now time.Time) bool {
-	return h.first.Len() > 0 || h.spilled > 0 && !h.refillAfter.After(now) || h.queue.Len() > 0 && !h.queue.items[0].Due.After(now)
+	if h.first.Len() > 0 || h.spilled > 0 && !h.refillAfter.After(now) || h.queue.Len() > 0 && !h.queue.items[0].Due.After(now) {
+		return true
+	}
+	due, ok := h.parkedDue()
+	return ok && !due.After(now)
 }
 
-// queued is how many URLs wait in the host's two heaps, or spilled.
-func (h *host) queued() int { return h.queue.Len() + h.first.Len() + h.spilled }
+// queued is how many URLs wait in the host's two heaps, spilled or
+// parked.
+func (h *host) queued() int { return h.queue.Len() + h.first.Len() + h.spilled + h.parkedRevisits() }
+
+// revisitCount is how many URLs wait for a revisit, parked ones too.
+func (h *host) revisitCount() int { return h.queue.Len() + h.parkedRevisits() }
 
 func later(a, b time.Time) time.Time {
 	if a.After(b) {
@@ -168,6 +196,10 @@ type frontier struct {
 	// (backlog.go); spillError hears of its failed reads and writes.
 	spill      *backlog
 	spillError func(error)
+	// park, when set, keeps revisits beyond each host's head on disk
+	// (parking.go); parkError hears of its failed reads and writes.
+	park      *parking
+	parkError func(error)
 	save       func(*URLState) // the crawler's, for states the frontier makes
 
 	// servers are the addresses hosts were served from (servers.go).
@@ -262,10 +294,11 @@ func (f *frontier) get(u string) *URLState { return f.urls[u] }
 
 // size is the number of URLs known, spilled ones too.
 func (f *frontier) size() int {
+	n := len(f.all) + f.parkedCount() // as len(urls)
 	if f.spill != nil {
-		return len(f.all) + len(f.spill.ranked)
+		n += len(f.spill.ranked)
 	}
-	return len(f.all) // as len(urls)
+	return n
 }
 
 // states are the URLs known in memory, in no order: spilled ones are not.
@@ -321,8 +354,14 @@ func (f *frontier) add(s URLState) (*URLState, bool) {
 		return old, false
 	}
 	h := f.host(hostKey(s.URL))
-	if f.spill != nil {
+	if f.spill != nil || f.park != nil {
 		fp := urlFingerprint(s.URL)
+		if f.park != nil && f.park.has(fp) {
+			return nil, false
+		}
+		if f.spill == nil {
+			return f.addResident(s, h), true
+		}
 		if f.spill.has(fp) {
 			return nil, false
 		}
@@ -458,6 +497,10 @@ func (f *frontier) next(now time.Time) (*host, time.Duration) {
 // visits still get a share explore of the requests (a credit that each
 // request adds to), so a site larger than the budget keeps growing.
 func (f *frontier) pop(h *host, now time.Time) *URLState {
+	if due, ok := h.parkedDue(); ok && !due.After(now) && (h.queue.Len() == 0 || h.queue.items[0].Due.After(due)) {
+		// A parked revisit is due before every one in memory.
+		f.unparkDue(h, now)
+	}
 	revisit := h.queue.Len() > 0 && !h.queue.items[0].Due.After(now)
 	var st *URLState
 	if h.spilled > 0 && h.first.Len() <= f.spill.head/4 && !h.refillAfter.After(now) {
@@ -518,6 +561,10 @@ func (f *frontier) releaseUnused(h *host) {
 // out when it is gone.
 func (f *frontier) reschedule(h *host, st *URLState) {
 	if st.Gone {
+		return
+	}
+	if f.parkable(h, st) {
+		f.parkState(h, st)
 		return
 	}
 	f.pushWithin(h, st, time.Now(), 0)

@@ -24,11 +24,13 @@ type FrontierStore interface {
 // StoredFrontier keeps the frontier in a table of the peer's store (a
 // *webevents.Table, which reaches only the frontier's keys), one entry per
 // URL (statecodec.go); and, with Backlog set, the first visits beyond each host's head
-// in a table of their own (backlog.go), so a crawler with it keeps only
-// the heads in memory.
+// in a table of their own (backlog.go); and, with Revisits set, the
+// revisits beyond each host's head in another (parking.go). A crawler
+// with both keeps only the heads in memory.
 type StoredFrontier struct {
-	Table   webevents.KeyValues
-	Backlog BacklogTable
+	Table    webevents.KeyValues
+	Backlog  BacklogTable
+	Revisits ParkTable
 }
 
 func (f StoredFrontier) LoadFrontier(fn func(URLState) error) error {
@@ -253,11 +255,13 @@ func (c *Crawler) persister() error {
 		events, states, closed := c.queue.take()
 		flush(events, states)
 		c.flushBacklog()
+		c.flushParked()
 		if closed {
 			if events, states, _ := c.queue.take(); len(events)+len(states) > 0 {
 				flush(events, states)
 			}
 			c.flushBacklog()
+			c.flushParked()
 			if n := c.queue.backlog(); n > 0 {
 				return fmt.Errorf("crawl: %d events not stored: %w", n, cmp.Or(c.StoreError(), errors.New("the store took no writes")))
 			}
@@ -273,6 +277,18 @@ func (c *Crawler) flushBacklog() {
 	}
 	if err := c.f.spill.flush(); err != nil {
 		c.storeFailed(fmt.Errorf("crawl: backlog: %w", err))
+	}
+}
+
+// flushParked writes the revisits parked since the last time, after the
+// states saved before them (so a state queued before its URL was parked
+// does not come back to the frontier's table after it left).
+func (c *Crawler) flushParked() {
+	if c.f.park == nil {
+		return
+	}
+	if err := c.f.park.flush(); err != nil {
+		c.storeFailed(fmt.Errorf("crawl: parked revisits: %w", err))
 	}
 }
 

@@ -218,6 +218,10 @@ func (c *Crawler) refitGlobal(now time.Time) {
 	}
 	share := avail / float64(max(1, c.f.size()))
 	for h := range c.f.allHosts() {
+		if pk := h.parkFit; pk != nil {
+			bins.Merge(pk.bins)
+			avail -= pk.spend(share)
+		}
 		for st := range h.revisits() {
 			if lambda, ok := h.fit.prior.Estimate(st.Rate); ok {
 				bins.Add(lambda)
@@ -244,7 +248,7 @@ func (c *Crawler) budget(h *host) float64 {
 func (c *Crawler) refit(h *host, now time.Time) {
 	// Sooner when the URLs to revisit have grown by an eighth: a fit made
 	// for the first few would let them take what the others need.
-	if grown := h.queue.Len() > h.fit.urls+h.fit.urls/8; !h.fit.at.IsZero() && now.Sub(h.fit.at) < fitEvery && !grown {
+	if grown := h.revisitCount() > h.fit.urls+h.fit.urls/8; !h.fit.at.IsZero() && now.Sub(h.fit.at) < fitEvery && !grown {
 		return
 	}
 	var bins revisit.Bins
@@ -277,6 +281,12 @@ func (c *Crawler) refit(h *host, now time.Time) {
 	for st := range h.revisits() {
 		prior.Add(st.Rate)
 	}
+	if pk := h.parkFit; pk != nil {
+		// Parked URLs count by their sums (parking.go).
+		prior.Merge(pk.prior)
+		bins.Merge(pk.bins)
+		avail -= pk.spend(share)
+	}
 	h.fit.prior = prior.Prior()
 	for st := range h.revisits() {
 		lambda, ok := h.fit.prior.Estimate(st.Rate)
@@ -288,6 +298,6 @@ func (c *Crawler) refit(h *host, now time.Time) {
 		}
 		bins.Add(lambda)
 	}
-	h.fit.at, h.fit.budget, h.fit.urls = now, avail, h.queue.Len()
+	h.fit.at, h.fit.budget, h.fit.urls = now, avail, h.revisitCount()
 	h.fit.mu = bins.Multiplier(avail, 1/c.cfg.RevisitMax.Seconds(), 1/c.cfg.RevisitMin.Seconds(), visitsPerChange)
 }

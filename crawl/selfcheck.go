@@ -120,7 +120,7 @@ func newSelfCheck(share float64) *selfCheck {
 // c.mu held.
 func (c *Crawler) polledForSample(now time.Time) {
 	s := c.self
-	if s.share <= 0 || len(c.f.all) == 0 {
+	if s.share <= 0 || len(c.f.all)+c.f.parkedCount() == 0 {
 		return
 	}
 	if !s.lastPoll.IsZero() && now.After(s.lastPoll) {
@@ -147,14 +147,26 @@ func (c *Crawler) polledForSample(now time.Time) {
 // never polled: its verdict, stale, needs no request. c.mu held.
 func (c *Crawler) drawSample() {
 	i := c.self.rng.IntN(c.f.size())
-	if i >= len(c.f.all) {
+	var st *URLState
+	switch parked := c.f.parkedCount(); {
+	case i < len(c.f.all):
+		st = c.f.all[i]
+	case i < len(c.f.all)+parked:
+		// A parked URL comes back into memory to be sampled.
+		if st = c.f.drawParked(c.self.rng); st == nil {
+			c.self.mu.Lock()
+			c.self.drawn++
+			c.self.mu.Unlock()
+			c.noVerdict() // the store failed, or lost it
+			return
+		}
+	default:
 		c.self.mu.Lock()
 		c.self.drawn++
 		c.self.mu.Unlock()
 		c.recordVerdict(false, float32(max(c.self.gap, 1e-3)), time.Now())
 		return
 	}
-	st := c.f.all[i]
 	s := c.self
 	s.mu.Lock()
 	s.drawn++

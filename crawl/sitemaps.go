@@ -220,5 +220,8 @@ func (c *Crawler) newerThanLastLook(u string, t time.Time) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	st := c.f.get(u)
+	if seen, parked := c.f.parkedSeen(u); st == nil && parked {
+		return t.After(seen) // to the second: a change within it is news
+	}
 	return st == nil || st.Polls == 0 || t.After(c.lastLook(st))
 }

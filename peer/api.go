@@ -58,6 +58,8 @@ type Status struct {
 	FrontierURLs int `json:"frontier_urls"`
 	// FrontierSpilled is how many of them wait on disk, never polled.
 	FrontierSpilled int `json:"frontier_spilled"`
+	// FrontierParked is how many of them wait on disk for a revisit.
+	FrontierParked int `json:"frontier_parked"`
 	// DeletedBy counts this peer's own DELETE events by how they were
 	// decided: 404 (or 410), soft-404, redirect.
 	DeletedBy    map[string]int64 `json:"deleted_by,omitempty"`
@@ -119,7 +121,7 @@ func (p *Peer) Status(history bool) Status {
 		st.NAT = &ns.NAT
 	}
 	cst := p.crawler.Stats()
-	st.FrontierURLs, st.FrontierSpilled, st.DeletedBy = cst.Known, cst.Spilled, cst.DeletedBy
+	st.FrontierURLs, st.FrontierSpilled, st.FrontierParked, st.DeletedBy = cst.Known, cst.Spilled, cst.Parked, cst.DeletedBy
 	st.Delegated = len(p.peers.delegated(now))
 	st.PeersKnown, st.PeersHealthy = p.peers.counts()
 	st.Checks, st.PeersDistrusted = p.checks.stats(), p.peers.distrusted()
@@ -247,6 +249,7 @@ var (
 	descIdle      = prometheus.NewDesc("cocrawl_idle_total", "Slot turns with nothing due to poll or merge.", nil, nil)
 	descFrontier  = prometheus.NewDesc("cocrawl_frontier_urls", "URLs the crawler knows.", nil, nil)
 	descSpilled   = prometheus.NewDesc("cocrawl_frontier_spilled_urls", "URLs the crawler knows that wait on disk, never polled.", nil, nil)
+	descParked    = prometheus.NewDesc("cocrawl_frontier_parked_urls", "URLs the crawler knows that wait on disk for a revisit.", nil, nil)
 	descDHTBytes  = prometheus.NewDesc("cocrawl_dht_bytes_total", "Bytes of the community DHT protocol, by direction.", []string{"direction"}, nil)
 	descDHTPeers  = prometheus.NewDesc("cocrawl_dht_routing_table_peers", "Peers in the community DHT routing table.", nil, nil)
 	descTimeRho   = prometheus.NewDesc("cocrawl_rho_seconds_total", "Time spent at each value of rho, rounded to 0.05.", []string{"rho"}, nil)
@@ -273,7 +276,7 @@ var (
 type peerCollector struct{ p *Peer }
 
 func (c peerCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descRho, descOps, descEvents, descBytes, descSeconds, descErrors, descPeers, descIdle, descFrontier, descSpilled, descTimeRho, descDHTBytes, descDHTPeers, descChecks, descRolled, descStore, descSitemaps, descLastmods, descPubHosts, descPubEvents, descIndexNow, descFresh, descSamples, descDeleted, descReach, descConns, descPunches, descRelays, descDHTServer} {
+	for _, d := range []*prometheus.Desc{descRho, descOps, descEvents, descBytes, descSeconds, descErrors, descPeers, descIdle, descFrontier, descSpilled, descParked, descTimeRho, descDHTBytes, descDHTPeers, descChecks, descRolled, descStore, descSitemaps, descLastmods, descPubHosts, descPubEvents, descIndexNow, descFresh, descSamples, descDeleted, descReach, descConns, descPunches, descRelays, descDHTServer} {
 		ch <- d
 	}
 }
@@ -345,6 +348,7 @@ func (c peerCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(descIdle, prometheus.CounterValue, float64(st.Idle))
 	ch <- prometheus.MustNewConstMetric(descFrontier, prometheus.GaugeValue, float64(st.FrontierURLs))
 	ch <- prometheus.MustNewConstMetric(descSpilled, prometheus.GaugeValue, float64(st.FrontierSpilled))
+	ch <- prometheus.MustNewConstMetric(descParked, prometheus.GaugeValue, float64(st.FrontierParked))
 	for how, n := range st.DeletedBy {
 		ch <- prometheus.MustNewConstMetric(descDeleted, prometheus.CounterValue, float64(n), how)
 	}

@@ -114,7 +114,7 @@ type Stores struct {
 func StoresIn(st *webevents.BadgerStore) Stores {
 	return Stores{
 		Events:   st,
-		Frontier: crawl.StoredFrontier{Table: st.Table(webevents.TableFrontier), Backlog: st.Table(webevents.TableBacklog)},
+		Frontier: crawl.StoredFrontier{Table: st.Table(webevents.TableFrontier), Backlog: st.Table(webevents.TableBacklog), Revisits: st.Table(webevents.TableRevisits)},
 		Peers:    StoredPeers{Table: st.Table(webevents.TablePeers)},
 	}
 }

@@ -32,6 +32,9 @@ import (
 //	b/      b/<host>\x00<rank u16><fp u64> a first visit spilled to disk  crawl, through Table(TableBacklog)
 //	                                    (crawl/backlog.go): its URL,
 //	                                    depth, due time
+//	r/      r/<host>\x00<due u32><fp u64> a revisit parked on disk      crawl, through Table(TableRevisits)
+//	                                    (crawl/parking.go): its URL,
+//	                                    state and fitted rate
 //
 // No prefix is a prefix of another (TestKeyspacePrefixesDisjoint).
 var (
@@ -53,10 +56,11 @@ const (
 	TableFrontier TableName = "f/" // crawl's frontier, one entry per URL
 	TablePeers    TableName = "p/" // peer's peer table, one row per peer
 	TableBacklog  TableName = "b/" // crawl's first visits kept on disk, by host and importance
+	TableRevisits TableName = "r/" // crawl's revisits parked on disk, by host and due time
 )
 
 // tables lists the names Table hands out.
-var tables = []TableName{TableFrontier, TablePeers, TableBacklog}
+var tables = []TableName{TableFrontier, TablePeers, TableBacklog, TableRevisits}
 
 // allPrefixes lists every prefix of the keyspace, for the test that keeps
 // them disjoint.

@@ -39,6 +39,31 @@ func (p *PriorFit) Add(r Rate) {
 	p.noise += r.noise()
 }
 
+// Remove takes back an estimate Add took: the fit of a set of pages
+// some of which are kept on disk keeps their sums, not the pages.
+func (p *PriorFit) Remove(r Rate) {
+	lambda, ok := r.Estimate()
+	if !ok || lambda <= 0 || p.n < 1 {
+		return
+	}
+	l := math.Log(lambda)
+	p.n--
+	p.sum -= l
+	p.sumSq -= l * l
+	p.noise -= r.noise()
+	if p.n < 1 {
+		*p = PriorFit{} // no rounding left behind
+	}
+}
+
+// Merge adds what another fit took.
+func (p *PriorFit) Merge(o PriorFit) {
+	p.n += o.n
+	p.sum += o.sum
+	p.sumSq += o.sumSq
+	p.noise += o.noise
+}
+
 // Prior returns the fitted prior; it pulls nothing while fewer than 8
 // pages have estimates.
 func (p *PriorFit) Prior() Prior {

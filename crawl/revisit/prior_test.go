@@ -82,3 +82,56 @@ func TestPriorPullsOnlyNoise(t *testing.T) {
 		t.Error("a prior of no estimates pulls")
 	}
 }
+
+// A fit that takes some estimates out again, or merges two fits, is the
+// fit of what is left, or of both: what a host with URLs on disk keeps.
+func TestPriorFitAndBinsAreAdditive(t *testing.T) {
+	rate := func(i int) Rate {
+		return Rate{Visits: uint32(10 + i), Changes: uint32(1 + i%7), Watched: float32(100 * (1 + i%13))}
+	}
+	var all, some, rest PriorFit
+	var allBins, someBins, restBins Bins
+	for i := range 40 {
+		r := rate(i)
+		lambda, _ := r.Estimate()
+		all.Add(r)
+		allBins.Add(lambda)
+		if i%3 == 0 {
+			some.Add(r)
+			someBins.Add(lambda)
+		} else {
+			rest.Add(r)
+			restBins.Add(lambda)
+		}
+	}
+	merged := some
+	merged.Merge(rest)
+	mergedBins := someBins
+	mergedBins.Merge(&restBins)
+	left, leftBins := all, allBins
+	for i := range 40 {
+		if i%3 == 0 {
+			r := rate(i)
+			lambda, _ := r.Estimate()
+			left.Remove(r)
+			leftBins.Remove(lambda)
+		}
+	}
+	near := func(a, b Prior) bool {
+		return a.Fitted == b.Fitted && math.Abs(a.Mean-b.Mean) < 1e-9 && math.Abs(a.Var-b.Var) < 1e-9
+	}
+	if !near(merged.Prior(), all.Prior()) || !near(left.Prior(), rest.Prior()) {
+		t.Errorf("merged %+v, all %+v; left %+v, rest %+v", merged.Prior(), all.Prior(), left.Prior(), rest.Prior())
+	}
+	for _, budget := range []float64{0.01, 0.1, 1} {
+		if a, b := mergedBins.Multiplier(budget, 1e-6, 10, 0), allBins.Multiplier(budget, 1e-6, 10, 0); math.Abs(a-b) > 1e-9*b {
+			t.Errorf("budget %g: merged bins give μ %g, all %g", budget, a, b)
+		}
+		if a, b := leftBins.Multiplier(budget, 1e-6, 10, 0), restBins.Multiplier(budget, 1e-6, 10, 0); math.Abs(a-b) > 1e-6*b {
+			t.Errorf("budget %g: bins left give μ %g, the rest %g", budget, a, b)
+		}
+	}
+	if leftBins.Len() != restBins.Len() || mergedBins.Len() != 40 {
+		t.Errorf("lengths %d, %d, %d", leftBins.Len(), restBins.Len(), mergedBins.Len())
+	}
+}

@@ -33,15 +33,53 @@ type Bins struct {
 
 // Add puts one page of estimated rate lambda (changes per second) in.
 func (b *Bins) Add(lambda float64) {
-	i := rateBins - 1
-	if lambda > 0 {
-		i = min(rateBins-1, max(0, int(math.Floor(math.Log10(lambda)*binsPerDecade))-minRateExp*binsPerDecade))
-	} else {
-		i = 0
-	}
+	i := binOf(lambda)
 	b.n[i]++
 	b.sum[i] += lambda
 	b.count++
+}
+
+// Remove takes out a page Add put in with the same lambda.
+func (b *Bins) Remove(lambda float64) {
+	i := binOf(lambda)
+	if b.n[i] < 1 {
+		return
+	}
+	b.n[i]--
+	b.sum[i] -= lambda
+	b.count--
+	if b.n[i] < 1 {
+		b.sum[i] = 0 // no rounding left behind
+	}
+}
+
+// Merge adds the pages of o.
+func (b *Bins) Merge(o *Bins) {
+	if o == nil || o.count == 0 {
+		return
+	}
+	for i := range b.n {
+		b.n[i] += o.n[i]
+		b.sum[i] += o.sum[i]
+	}
+	b.count += o.count
+}
+
+func binOf(lambda float64) int {
+	if lambda <= 0 {
+		return 0
+	}
+	return min(rateBins-1, max(0, int(math.Floor(math.Log10(lambda)*binsPerDecade))-minRateExp*binsPerDecade))
+}
+
+// Each calls fn with each bin that holds pages: how many, and their mean
+// rate.
+func (b *Bins) Each(fn func(n, lambda float64)) {
+	for i, n := range b.n {
+		if n >= 1 {
+			fn(n, b.sum[i]/n)
+		}
+	}
 }
 
 // Len is how many pages were added.

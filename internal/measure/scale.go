@@ -72,6 +72,7 @@ type ScaleSample struct {
 	At         time.Duration // since the crawl started
 	Known      int64         // URLs in the frontier
 	Spilled    int64         // of them, first visits in the backlog on disk
+	Parked     int64         // and revisits parked on disk
 	Polls      int64
 	PollsPerS  float64 // since the sample before
 	RSS        int64   // resident bytes of this process
@@ -88,8 +89,8 @@ type ScaleReport struct {
 	// heap in use against URLs known: what one more known URL costs.
 	RSSPerURL, HeapPerURL float64
 	// RSSPerResident and RSSPerSpilled split the resident slope, by least
-	// squares on both counts: what one more URL in memory (polled, or in
-	// a host's head) costs, and one more in the backlog.
+	// squares on both counts: what one more URL in memory (in a host's
+	// heads) costs, and one more on disk (in the backlog, or parked).
 	RSSPerResident, RSSPerSpilled float64
 	StorePerURL                   float64 // the data folder's bytes per known URL at the end
 	// FirstRate and LastRate are polls per second over the first and the
@@ -233,7 +234,7 @@ func scaleCrawl(ctx context.Context, cfg ScaleConfig, seeds []string, rep *Scale
 			return err
 		case now := <-tick.C:
 			s := c.Stats()
-			smp := ScaleSample{At: now.Sub(start), Known: int64(s.Known), Spilled: int64(s.Spilled), Polls: s.Polls, RSS: residentBytes(), StoreBytes: dirBytes(cfg.Dir)}
+			smp := ScaleSample{At: now.Sub(start), Known: int64(s.Known), Spilled: int64(s.Spilled), Parked: int64(s.Parked), Polls: s.Polls, RSS: residentBytes(), StoreBytes: dirBytes(cfg.Dir)}
 			var ms runtime.MemStats
 			runtime.ReadMemStats(&ms)
 			smp.HeapInUse = int64(ms.HeapInuse)
@@ -241,8 +242,8 @@ func scaleCrawl(ctx context.Context, cfg ScaleConfig, seeds []string, rep *Scale
 			rep.Samples = append(rep.Samples, smp)
 			last = smp
 			profile.at(smp.At)
-			fmt.Fprintf(cfg.Progress, "%5.0fs %9d URLs known (%9d on disk) %9d polls %6.0f/s  RSS %6.0f MB  heap %6.0f MB  store %6.0f MB\n",
-				smp.At.Seconds(), smp.Known, smp.Spilled, smp.Polls, smp.PollsPerS, mb(smp.RSS), mb(smp.HeapInUse), mb(smp.StoreBytes))
+			fmt.Fprintf(cfg.Progress, "%5.0fs %9d URLs known (%9d on disk, %9d of them parked) %9d polls %6.0f/s  RSS %6.0f MB  heap %6.0f MB  store %6.0f MB\n",
+				smp.At.Seconds(), smp.Known, smp.Spilled+smp.Parked, smp.Parked, smp.Polls, smp.PollsPerS, mb(smp.RSS), mb(smp.HeapInUse), mb(smp.StoreBytes))
 		}
 	}
 }
@@ -359,7 +360,7 @@ func (r *ScaleReport) summarise() {
 	rss, heap := make([]float64, len(half)), make([]float64, len(half))
 	for i, s := range half {
 		xs[i], rss[i], heap[i] = float64(s.Known), float64(s.RSS), float64(s.HeapInUse)
-		inMem[i], onDisk[i] = float64(s.Known-s.Spilled), float64(s.Spilled)
+		inMem[i], onDisk[i] = float64(s.Known-s.Spilled-s.Parked), float64(s.Spilled+s.Parked)
 	}
 	r.RSSPerURL, r.HeapPerURL = slope(xs, rss), slope(xs, heap)
 	r.RSSPerResident, r.RSSPerSpilled = slopes2(inMem, onDisk, rss)
@@ -467,8 +468,8 @@ func (r *ScaleReport) Print(out io.Writer) {
 	fmt.Fprintf(out, "scale: %d hosts x %d pages on loopback, %d workers, no delay, %v\n", c.Hosts, c.Pages, c.Workers, c.Run)
 	fmt.Fprintf(out, "URLs known at the end: %d, from %d polls\n", end.Known, end.Polls)
 	fmt.Fprintf(out, "memory per additional known URL (second half of the growth): resident %.0f bytes, Go heap in use %.0f bytes\n", r.RSSPerURL, r.HeapPerURL)
-	fmt.Fprintf(out, "  of which: %.0f bytes per URL in memory (polled, or in a host's head), %.0f per URL in the backlog on disk (%d of %d at the end)\n",
-		r.RSSPerResident, r.RSSPerSpilled, end.Spilled, end.Known)
+	fmt.Fprintf(out, "  of which: %.0f bytes per URL in memory (in a host's heads), %.0f per URL on disk (%d of %d at the end: %d first visits in the backlog, %d revisits parked)\n",
+		r.RSSPerResident, r.RSSPerSpilled, end.Spilled+end.Parked, end.Known, end.Spilled, end.Parked)
 	fmt.Fprintf(out, "store: %.0f bytes per known URL (%.0f MB)\n", r.StorePerURL, mb(end.StoreBytes))
 	fmt.Fprintf(out, "polls per second: %.0f in the first minute, %.0f in the last (%.2fx)\n", r.FirstRate, r.LastRate, r.LastRate/max(r.FirstRate, 1e-9))
 	fmt.Fprintf(out, "restart: %d URLs loaded in %v, polling again after %v\n", r.RestartKnown, r.RestartLoad.Round(time.Millisecond), r.RestartFirstPoll.Round(time.Millisecond))

@@ -1,0 +1,558 @@
+package crawl
+
+import (
+	"cmp"
+	"errors"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/cocrawl/cocrawl/crawl/revisit"
+)
+
+// Parking keeps on disk the revisits a frontier cannot afford to keep in
+// memory. Once a crawl has polled most of what it knows, the URLs waiting
+// for a revisit are most of the frontier, and each cost some 350 bytes of
+// Go heap as a URLState, and the garbage collector's time to scan them.
+// With parking, a host keeps at most Config.RevisitsInMemory revisits
+// resident (its head, in a heap by due time as before). A URL polled when
+// the head is full is parked: its whole state goes to the store, keyed by
+// host and due time, and leaves memory. When the earliest parked revisit
+// of a host falls due, the earliest come back a batch at a time.
+//
+// What stays in memory per parked URL is an entry of parked.at: its 8-byte
+// fingerprint (the URL-seen test) with its due time and its last look (8
+// bytes). The host keeps the sums its revisit fit needs of the URLs it
+// parked (parkedFit): the fit of the host's rates (revisit.PriorFit) is
+// additive and exact; each parked URL's estimated rate enters the fit's
+// bins as the host's prior pulled it when it was parked, and leaves with
+// the same value; a parked URL without an estimate spends its adaptive
+// interval's rate, summed, where a resident one spends at most an even
+// share of the budget.
+//
+// Written by hand: the store is the peer's Badger, as for the backlog; no
+// Go module keeps a per-host due-time queue in a key-value store.
+
+// ParkedURL is a revisit kept on disk: where it is (Host, Due, FP), its
+// state, and its rate as the host's fit took it (Lambda, <0: none).
+type ParkedURL struct {
+	Host   string
+	Due    uint32 // Unix seconds of State.Due: the order in the store
+	FP     uint64
+	Lambda float64
+	State  URLState
+}
+
+// ParkStore keeps a frontier's parked revisits. A FrontierStore that is
+// also a ParkStore (StoredFrontier with its Revisits table) gets a crawler
+// that keeps only a head of each host's revisits in memory.
+type ParkStore interface {
+	// WriteParked stores the URLs parked, then deletes their frontier
+	// states (SaveFrontier's): a crash between the two leaves a URL in
+	// both, and the parked one wins.
+	WriteParked(parked []ParkedURL) error
+	// TakeParked removes up to n of the host's parked URLs due at or
+	// before due, earliest first, storing their states back as frontier
+	// states first. next is the due time of the earliest one left (0:
+	// none).
+	TakeParked(host string, n int, due uint32) (taken []ParkedURL, next uint32, err error)
+	// TakeParkedOne does the same for one parked URL.
+	TakeParkedOne(host string, due uint32, fp uint64) (ParkedURL, bool, error)
+	// NthParked is where the host's nth parked URL is, in key order.
+	NthParked(host string, n int) (due uint32, fp uint64, ok bool, err error)
+	// EachParked calls fn with every parked URL: what a restart needs.
+	EachParked(fn func(ParkedURL) error) error
+}
+
+// DefaultRevisitsInMemory is the head of revisits a host keeps in memory
+// when the frontier parks: about 90 KB per host.
+const DefaultRevisitsInMemory = 256
+
+// parking is the frontier's side of the parked revisits. at is read and
+// written under the crawler's lock; the queued writes under mu, so the
+// persister can take them without that lock; io serialises the store's
+// writes and reads, so a take sees every write queued before it.
+type parking struct {
+	store ParkStore
+	head  int
+	// at holds every parked URL: fingerprint -> due (Unix s) << 32 | last
+	// look (Unix s).
+	at map[uint64]uint64
+
+	mu        sync.Mutex
+	queue     []ParkedURL
+	queued    map[uint64]int // fingerprint -> index in queue, until written
+	pendingOf map[string]int // host -> its URLs in queue
+
+	io sync.Mutex
+}
+
+func newParking(store ParkStore, head int) *parking {
+	return &parking{store: store, head: max(head, 1), at: map[uint64]uint64{}, queued: map[uint64]int{}, pendingOf: map[string]int{}}
+}
+
+// parkedFit is what a host keeps of its parked URLs: how many, when the
+// earliest may be due (never later than it is), and the sums of their
+// part in the host's revisit fit.
+type parkedFit struct {
+	n       int
+	due     time.Time // no parked URL is due before
+	retryAt time.Time // a take found the store busy: not before
+	prior   revisit.PriorFit
+	bins    *revisit.Bins // made at the first URL with an estimate: 14 KiB
+	// URLs without an estimate: how many, and their adaptive intervals'
+	// rates summed.
+	unestimated int
+	intervalHz  float64
+}
+
+// add counts a parked URL in.
+func (p *parkedFit) add(s *ParkedURL) {
+	p.n++
+	p.prior.Add(s.State.Rate)
+	if s.Lambda >= 0 {
+		if p.bins == nil {
+			p.bins = new(revisit.Bins)
+		}
+		p.bins.Add(s.Lambda)
+	} else if s.State.Interval > 0 {
+		p.unestimated++
+		p.intervalHz += 1 / s.State.Interval.Seconds()
+	}
+	if due := time.Unix(int64(s.Due), 0); p.n == 1 || due.Before(p.due) {
+		p.due = due
+	}
+}
+
+// remove counts a parked URL out.
+func (p *parkedFit) remove(s *ParkedURL) {
+	p.n = max(p.n-1, 0)
+	p.prior.Remove(s.State.Rate)
+	if s.Lambda >= 0 {
+		if p.bins != nil {
+			p.bins.Remove(s.Lambda)
+		}
+	} else if s.State.Interval > 0 && p.unestimated > 0 {
+		p.unestimated--
+		p.intervalHz = max(0, p.intervalHz-1/s.State.Interval.Seconds())
+	}
+	if p.n == 0 {
+		*p = parkedFit{bins: p.bins}
+	}
+}
+
+// spend is what the parked URLs without an estimate take of a budget of
+// which share is each URL's even part.
+func (p *parkedFit) spend(share float64) float64 {
+	return min(float64(p.unestimated)*share, p.intervalHz)
+}
+
+func parkedAt(due uint32, seen int64) uint64 {
+	return uint64(due)<<32 | uint64(clampUnix(seen/1000))
+}
+
+// dueSecond is a parked URL's due time in the store: the second at or
+// after it, so a parked URL is never taken for due before it is (it may
+// come back up to a second late).
+func dueSecond(t time.Time) uint32 {
+	s := t.Unix()
+	if t.Nanosecond() > 0 {
+		s++
+	}
+	return clampUnix(s)
+}
+
+func clampUnix(s int64) uint32 { return uint32(min(max(s, 0), math.MaxUint32)) }
+
+// has says whether the URL of fingerprint fp is parked.
+func (p *parking) has(fp uint64) bool {
+	_, ok := p.at[fp]
+	return ok
+}
+
+// parkable says whether a polled URL st goes to disk rather than back in
+// its host's revisit heap: the heap is full, and nothing kept only in
+// memory waits on it (a recheck, a sample, a sitemap's claim).
+func (f *frontier) parkable(h *host, st *URLState) bool {
+	return f.park != nil && st.Polls > 0 && !st.Gone && !st.checking && !st.sampling &&
+		st.lastmodClaim == claimNone && st.qi == 0 && h.queue.Len() >= f.park.head
+}
+
+// parkState moves st, polled and in no heap, from memory to the parking
+// queue. c.mu held.
+func (f *frontier) parkState(h *host, st *URLState) {
+	lambda := -1.0
+	if l, ok := h.fit.prior.Estimate(st.Rate); ok {
+		lambda = l
+	}
+	fp := urlFingerprint(st.URL)
+	p := ParkedURL{Host: h.key, Due: dueSecond(st.Due), FP: fp, Lambda: lambda, State: *st}
+	p.State.qi, p.State.ai, p.State.inFirst = 0, 0, false
+	f.drop(st)
+	h.known++ // drop counted it out; it is still the host's
+	f.park.at[fp] = parkedAt(p.Due, st.Seen)
+	if h.parkFit == nil {
+		h.parkFit = &parkedFit{}
+	}
+	h.parkFit.add(&p)
+	f.park.mu.Lock()
+	f.park.queued[fp] = len(f.park.queue)
+	f.park.pendingOf[h.key]++
+	f.park.queue = append(f.park.queue, p)
+	f.park.mu.Unlock()
+	f.placeHost(h)
+}
+
+// flush writes what is queued. A failed write keeps it queued, before
+// what came since, to be written again.
+func (p *parking) flush() error {
+	p.io.Lock()
+	defer p.io.Unlock()
+	return p.flushLocked()
+}
+
+func (p *parking) flushLocked() error {
+	p.mu.Lock()
+	queue := p.queue
+	p.queue, p.queued, p.pendingOf = nil, map[uint64]int{}, map[string]int{}
+	p.mu.Unlock()
+	if len(queue) == 0 {
+		return nil
+	}
+	err := p.store.WriteParked(queue)
+	if err != nil {
+		p.mu.Lock()
+		p.queue = append(queue, p.queue...)
+		p.reindex()
+		p.mu.Unlock()
+	}
+	return err
+}
+
+// reindex rebuilds queued and pendingOf from queue. p.mu held.
+func (p *parking) reindex() {
+	clear(p.queued)
+	clear(p.pendingOf)
+	for i, s := range p.queue {
+		p.queued[s.FP] = i
+		p.pendingOf[s.Host]++
+	}
+}
+
+// errParkingBusy says the store is being written: a take waits a little
+// rather than hold the crawler's lock through the write.
+var errParkingBusy = errors.New("crawl: parked revisits are being written")
+
+// takeDue removes up to n of the host's parked URLs due at or before due
+// from the store (stored back as frontier states there), and up to n of
+// those still queued (which the caller saves): the earliest of each, so
+// the earliest of all is among them. next is the earliest due time left
+// (0: none). It does not wait for a write in progress. c.mu held.
+func (p *parking) takeDue(host string, n int, due uint32) (stored, queued []ParkedURL, next uint32, err error) {
+	if !p.io.TryLock() {
+		return nil, nil, 0, errParkingBusy
+	}
+	defer p.io.Unlock()
+	stored, next, err = p.store.TakeParked(host, n, due)
+	p.mu.Lock()
+	if p.pendingOf[host] > 0 {
+		queued, next = p.takeQueued(host, n, due, next)
+		stored, queued, next = p.earliest(n, stored, queued, next)
+	}
+	p.mu.Unlock()
+	for _, list := range [][]ParkedURL{stored, queued} {
+		for _, s := range list {
+			delete(p.at, s.FP)
+		}
+	}
+	return stored, queued, next, err
+}
+
+// earliest keeps the earliest n of the URLs taken from the store and from
+// the queue, and queues the others again (the store's to be written back),
+// so a take brings no more than n into memory. p.mu held.
+func (p *parking) earliest(n int, stored, queued []ParkedURL, next uint32) ([]ParkedURL, []ParkedURL, uint32) {
+	if len(stored)+len(queued) <= n {
+		return stored, queued, next
+	}
+	type taken struct {
+		s      ParkedURL
+		queued bool
+	}
+	all := make([]taken, 0, len(stored)+len(queued))
+	for _, s := range stored {
+		all = append(all, taken{s, false})
+	}
+	for _, s := range queued {
+		all = append(all, taken{s, true})
+	}
+	slices.SortStableFunc(all, func(a, b taken) int { return cmp.Compare(a.s.Due, b.s.Due) })
+	stored, queued = stored[:0], queued[:0]
+	for i, t := range all {
+		switch {
+		case i >= n:
+			p.queue = append(p.queue, t.s)
+			if next == 0 || t.s.Due < next {
+				next = t.s.Due
+			}
+		case t.queued:
+			queued = append(queued, t.s)
+		default:
+			stored = append(stored, t.s)
+		}
+	}
+	p.reindex()
+	return stored, queued, next
+}
+
+// takeQueued removes the earliest n of the host's queued URLs due at or
+// before due, and lowers next to the earliest left. p.mu held.
+func (p *parking) takeQueued(host string, n int, due, next uint32) ([]ParkedURL, uint32) {
+	var cand []ParkedURL
+	for _, s := range p.queue {
+		if s.Host == host {
+			cand = append(cand, s)
+		}
+	}
+	slices.SortFunc(cand, func(a, b ParkedURL) int { return cmp.Compare(a.Due, b.Due) })
+	taken := map[uint64]bool{}
+	var got []ParkedURL
+	for _, s := range cand {
+		if len(got) < n && s.Due <= due {
+			got = append(got, s)
+			taken[s.FP] = true
+		} else {
+			if next == 0 || s.Due < next {
+				next = s.Due
+			}
+			break
+		}
+	}
+	if len(got) > 0 {
+		p.queue = slices.DeleteFunc(p.queue, func(s ParkedURL) bool { return taken[s.FP] && s.Host == host })
+		p.reindex()
+	}
+	return got, next
+}
+
+// takeOne removes one parked URL, by its fingerprint; queued says it was
+// never written. c.mu held.
+func (p *parking) takeOne(host string, fp uint64) (s ParkedURL, ok, queued bool, err error) {
+	at, ok := p.at[fp]
+	if !ok {
+		return ParkedURL{}, false, false, nil
+	}
+	p.io.Lock()
+	defer p.io.Unlock()
+	p.mu.Lock()
+	if i, ok := p.queued[fp]; ok {
+		s = p.queue[i]
+		p.queue = slices.Delete(p.queue, i, i+1)
+		p.reindex()
+		p.mu.Unlock()
+		delete(p.at, fp)
+		return s, true, true, nil
+	}
+	p.mu.Unlock()
+	s, ok, err = p.store.TakeParkedOne(host, uint32(at>>32), fp)
+	if err == nil || ok {
+		delete(p.at, fp) // taken, or not there to take
+	}
+	return s, ok, false, err
+}
+
+// nth is where the host's nth parked URL is: among those queued first,
+// then in the store's order. c.mu held.
+func (p *parking) nth(host string, n int) (fp uint64, ok bool, err error) {
+	p.mu.Lock()
+	for _, s := range p.queue {
+		if s.Host == host {
+			if n == 0 {
+				p.mu.Unlock()
+				return s.FP, true, nil
+			}
+			n--
+		}
+	}
+	p.mu.Unlock()
+	p.io.Lock()
+	defer p.io.Unlock()
+	_, fp, ok, err = p.store.NthParked(host, n)
+	return fp, ok, err
+}
+
+// unparkDue brings the host's parked URLs that are due back into its
+// revisit heap, up to what refills its head (and at least a quarter of
+// it). h is busy; c.mu held.
+func (f *frontier) unparkDue(h *host, now time.Time) {
+	pk := h.parkFit
+	want := max(f.park.head-h.queue.Len(), f.park.head/4, 1)
+	stored, queued, next, err := f.park.takeDue(h.key, want, clampUnix(now.Unix()))
+	if errors.Is(err, errParkingBusy) {
+		pk.retryAt = now.Add(10 * time.Millisecond)
+		return
+	}
+	if err != nil {
+		f.parkFailed(err)
+		pk.retryAt = now.Add(time.Second)
+	}
+	for _, s := range stored {
+		f.unparked(h, &s, false)
+	}
+	for _, s := range queued {
+		f.unparked(h, &s, true)
+	}
+	if h.parkFit == nil || h.parkFit.n == 0 {
+		return
+	}
+	switch {
+	case next > 0:
+		h.parkFit.due = time.Unix(int64(next), 0)
+	case err == nil && len(stored)+len(queued) < want:
+		// The store holds no more of the host: a count kept too high (a
+		// URL parked twice after a crash) ends here.
+		*h.parkFit = parkedFit{bins: h.parkFit.bins}
+	}
+}
+
+// unparked puts a URL taken from parking back in memory; a queued one was
+// never written, and is saved as a frontier state now. c.mu held.
+func (f *frontier) unparked(h *host, s *ParkedURL, queued bool) {
+	if h.parkFit != nil {
+		h.parkFit.remove(s)
+	}
+	h.known--
+	if f.urls[s.State.URL] != nil {
+		return // in memory too, after a crash: the resident state stands
+	}
+	st := f.addResident(s.State, h)
+	if queued {
+		f.saveState(st)
+	}
+}
+
+// unparkOne brings one parked URL back into memory. c.mu held.
+func (f *frontier) unparkOne(h *host, fp uint64) *URLState {
+	s, ok, queued, err := f.park.takeOne(h.key, fp)
+	if err != nil {
+		f.parkFailed(err)
+	}
+	if !ok {
+		if !f.park.has(fp) && h.parkFit != nil && h.parkFit.n > 0 && err == nil {
+			h.parkFit.n-- // not in the store: counted out
+			h.known--
+		}
+		return nil
+	}
+	f.unparked(h, &s, queued)
+	return f.urls[s.State.URL]
+}
+
+// unparkAll brings every parked URL of the host back into memory: what a
+// host whose sitemap lied needs (claims.go), once a day at most. c.mu
+// held.
+func (f *frontier) unparkAll(h *host) {
+	for h.parkFit != nil && h.parkFit.n > 0 {
+		stored, queued, _, err := f.park.takeDue(h.key, h.parkFit.n, math.MaxUint32)
+		if errors.Is(err, errParkingBusy) {
+			f.park.io.Lock() // wait for the write: rare, and the host must be whole
+			f.park.io.Unlock()
+			continue
+		}
+		for _, s := range stored {
+			f.unparked(h, &s, false)
+		}
+		for _, s := range queued {
+			f.unparked(h, &s, true)
+		}
+		if err != nil {
+			f.parkFailed(err)
+			return
+		}
+		if len(stored)+len(queued) == 0 {
+			*h.parkFit = parkedFit{bins: h.parkFit.bins}
+		}
+	}
+}
+
+// drawParked brings a uniformly drawn parked URL back into memory for a
+// sampled poll (selfcheck.go): a host by its parked count, then one of its
+// URLs. It walks the hosts and the host's keys: a sample is one poll in
+// hundreds. c.mu held.
+func (f *frontier) drawParked(rng *rand.Rand) *URLState {
+	total := 0
+	for h := range f.allHosts() {
+		if h.parkFit != nil {
+			total += h.parkFit.n
+		}
+	}
+	if total == 0 {
+		return nil
+	}
+	i := rng.IntN(total)
+	for h := range f.allHosts() {
+		if h.parkFit == nil || h.parkFit.n == 0 {
+			continue
+		}
+		if i >= h.parkFit.n {
+			i -= h.parkFit.n
+			continue
+		}
+		fp, ok, err := f.park.nth(h.key, i)
+		if err != nil {
+			f.parkFailed(err)
+		}
+		if !ok {
+			return nil
+		}
+		return f.unparkOne(h, fp)
+	}
+	return nil
+}
+
+// loadParked reads every parked URL a restart finds, counting them into
+// their hosts: none comes back into memory. c.mu held.
+func (f *frontier) loadParked() error {
+	return f.park.store.EachParked(func(s ParkedURL) error {
+		if f.park.has(s.FP) {
+			return nil
+		}
+		f.park.at[s.FP] = parkedAt(s.Due, s.State.Seen)
+		h := f.host(s.Host)
+		if h.parkFit == nil {
+			h.parkFit = &parkedFit{}
+		}
+		h.parkFit.add(&s)
+		h.known++
+		if s.State.HostNext > 0 {
+			h.nextAllowed = later(h.nextAllowed, time.UnixMilli(s.State.HostNext))
+		}
+		return nil
+	})
+}
+
+// parkedSeen is when a parked URL was last looked at, and whether u is
+// parked.
+func (f *frontier) parkedSeen(u string) (time.Time, bool) {
+	if f.park == nil {
+		return time.Time{}, false
+	}
+	at, ok := f.park.at[urlFingerprint(u)]
+	return time.Unix(int64(uint32(at)), 0), ok
+}
+
+func (f *frontier) parkFailed(err error) {
+	if f.parkError != nil {
+		f.parkError(err)
+	}
+}
+
+// parkedCount is how many URLs are parked.
+func (f *frontier) parkedCount() int {
+	if f.park == nil {
+		return 0
+	}
+	return len(f.park.at)
+}

@@ -1,0 +1,259 @@
+package crawl
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/cocrawl/cocrawl/webevents"
+)
+
+// parkedKey is host \x00 due fp: a host's parked URLs together, earliest
+// due first.
+func parkedKey(host string, due uint32, fp uint64) string {
+	k := make([]byte, 0, len(host)+13)
+	k = append(k, host...)
+	k = append(k, 0)
+	k = binary.BigEndian.AppendUint32(k, due)
+	return string(binary.BigEndian.AppendUint64(k, fp))
+}
+
+func parseParkedKey(k string) (host string, due uint32, fp uint64, err error) {
+	if len(k) < 13 || k[len(k)-13] != 0 {
+		return "", 0, 0, fmt.Errorf("crawl: parked key %q: malformed", k)
+	}
+	b := []byte(k[len(k)-12:])
+	return k[:len(k)-13], binary.BigEndian.Uint32(b), binary.BigEndian.Uint64(b[4:]), nil
+}
+
+// Flags of a parked value.
+const (
+	parkedHasLambda = 1 << iota
+	parkedHasOwn
+)
+
+// encodeParked is the value of a parked URL: flags, the rate its host's
+// fit took (float64), what its own last look found (the fingerprint, when
+// and under which noise mask), then the URL and its state (statecodec.go).
+func encodeParked(s *ParkedURL) []byte {
+	st := &s.State
+	v := make([]byte, 0, len(st.URL)+len(st.ETag)+len(st.LastMod)+96)
+	var flags byte
+	if s.Lambda >= 0 {
+		flags |= parkedHasLambda
+	}
+	if st.hasOwnFP {
+		flags |= parkedHasOwn
+	}
+	v = append(v, flags)
+	if s.Lambda >= 0 {
+		v = binary.LittleEndian.AppendUint64(v, math.Float64bits(s.Lambda))
+	}
+	if st.hasOwnFP {
+		v = binary.LittleEndian.AppendUint64(v, st.ownFP)
+		v = binary.AppendVarint(v, st.ownAt)
+		v = binary.AppendUvarint(v, uint64(st.ownMaskVer))
+	}
+	v = binary.AppendUvarint(v, uint64(len(st.URL)))
+	v = append(v, st.URL...)
+	return appendState(v, st)
+}
+
+// maxParkedURL bounds a decoded URL.
+const maxParkedURL = 64 << 10
+
+func decodeParked(key string, v []byte) (ParkedURL, error) {
+	host, due, fp, err := parseParkedKey(key)
+	if err != nil {
+		return ParkedURL{}, err
+	}
+	s := ParkedURL{Host: host, Due: due, FP: fp, Lambda: -1}
+	if len(v) == 0 {
+		return s, fmt.Errorf("crawl: parked entry %q: empty", key)
+	}
+	flags := v[0]
+	r := &stateReader{b: v[1:]}
+	if flags&^(parkedHasLambda|parkedHasOwn) != 0 {
+		return s, fmt.Errorf("crawl: parked entry %q: unknown flags %#x", key, flags)
+	}
+	if flags&parkedHasLambda != 0 {
+		if len(r.b) < 8 {
+			return s, fmt.Errorf("crawl: parked entry %q: short rate", key)
+		}
+		s.Lambda = math.Float64frombits(binary.LittleEndian.Uint64(r.b))
+		r.b = r.b[8:]
+		if math.IsNaN(s.Lambda) || math.IsInf(s.Lambda, 0) || s.Lambda < 0 {
+			return s, fmt.Errorf("crawl: parked entry %q: bad rate", key)
+		}
+	}
+	var own struct {
+		fp      uint64
+		at      int64
+		maskVer uint16
+	}
+	if flags&parkedHasOwn != 0 {
+		if len(r.b) < 8 {
+			return s, fmt.Errorf("crawl: parked entry %q: short fingerprint", key)
+		}
+		own.fp = binary.LittleEndian.Uint64(r.b)
+		r.b = r.b[8:]
+		own.at = r.varint()
+		own.maskVer = uint16(r.uvarint(math.MaxUint16))
+	}
+	n := r.uvarint(maxParkedURL)
+	if r.err != nil || uint64(len(r.b)) < n || n == 0 {
+		return s, fmt.Errorf("crawl: parked entry %q: bad URL", key)
+	}
+	url := string(r.b[:n])
+	if urlFingerprint(url) != fp || hostKey(url) != host {
+		return s, fmt.Errorf("crawl: parked entry %q: URL %q is not the key's", key, url)
+	}
+	st, err := decodeState(url, r.b[n:])
+	if err != nil {
+		return s, fmt.Errorf("crawl: parked entry %q: %w", key, err)
+	}
+	st.hasOwnFP, st.ownFP, st.ownAt, st.ownMaskVer = flags&parkedHasOwn != 0, own.fp, own.at, own.maskVer
+	s.State = st
+	return s, nil
+}
+
+// ParkTable is what StoredFrontier needs of the parked revisits' table: a
+// *webevents.Table (TableRevisits), or a stand-in.
+type ParkTable interface {
+	Scan(prefix string, keysOnly bool, fn func(key string, value []byte) bool) error
+	Batch(fn func(b *webevents.TableBatch) error) error
+}
+
+// parkStorer is a FrontierStore that can park revisits: StoredFrontier
+// with its Revisits table set.
+type parkStorer interface{ parkStore() ParkStore }
+
+func (f StoredFrontier) parkStore() ParkStore {
+	if f.Revisits == nil {
+		return nil
+	}
+	return f
+}
+
+func (f StoredFrontier) WriteParked(parked []ParkedURL) error {
+	err := f.Revisits.Batch(func(b *webevents.TableBatch) error {
+		for i := range parked {
+			s := &parked[i]
+			if err := b.Set(parkedKey(s.Host, s.Due, s.FP), encodeParked(s)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	urls := make([]string, len(parked))
+	for i := range parked {
+		urls[i] = parked[i].State.URL
+	}
+	return f.DeleteFrontier(urls)
+}
+
+func (f StoredFrontier) TakeParked(host string, n int, due uint32) ([]ParkedURL, uint32, error) {
+	var got []ParkedURL
+	var bad []string
+	var next uint32
+	err := f.Revisits.Scan(host+"\x00", false, func(key string, v []byte) bool {
+		s, err := decodeParked(key, v)
+		switch {
+		case err != nil:
+			bad = append(bad, key)
+		case len(got) < n && s.Due <= due:
+			got = append(got, s)
+		default:
+			next = s.Due
+			return false
+		}
+		return true
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	return got, next, f.unpark(got, bad)
+}
+
+func (f StoredFrontier) TakeParkedOne(host string, due uint32, fp uint64) (ParkedURL, bool, error) {
+	key := parkedKey(host, due, fp)
+	var s ParkedURL
+	var found bool
+	var derr error
+	err := f.Revisits.Scan(key, false, func(k string, v []byte) bool {
+		found = k == key
+		if found {
+			s, derr = decodeParked(k, v)
+		}
+		return false
+	})
+	if err != nil || !found {
+		return s, false, err
+	}
+	if derr != nil {
+		return s, false, errors.Join(derr, f.unpark(nil, []string{key}))
+	}
+	return s, true, f.unpark([]ParkedURL{s}, nil)
+}
+
+// unpark stores taken URLs as frontier states, then deletes them (and
+// entries that did not decode) from the parked table: a crash between the
+// two leaves a URL in both, and the parked one wins at the restart (it is
+// the same state).
+func (f StoredFrontier) unpark(got []ParkedURL, bad []string) error {
+	if len(got) > 0 {
+		states := make([]URLState, len(got))
+		for i, s := range got {
+			states[i] = s.State
+		}
+		if err := f.SaveFrontier(states); err != nil {
+			return err
+		}
+	}
+	return f.Revisits.Batch(func(b *webevents.TableBatch) error {
+		for _, s := range got {
+			if err := b.Delete(parkedKey(s.Host, s.Due, s.FP)); err != nil {
+				return err
+			}
+		}
+		for _, k := range bad {
+			if err := b.Delete(k); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func (f StoredFrontier) NthParked(host string, n int) (uint32, uint64, bool, error) {
+	var due uint32
+	var fp uint64
+	var ok bool
+	err := f.Revisits.Scan(host+"\x00", true, func(key string, _ []byte) bool {
+		if n > 0 {
+			n--
+			return true
+		}
+		_, due, fp, _ = parseParkedKey(key)
+		ok = true
+		return false
+	})
+	return due, fp, ok, err
+}
+
+func (f StoredFrontier) EachParked(fn func(ParkedURL) error) error {
+	var ferr error
+	err := f.Revisits.Scan("", false, func(key string, v []byte) bool {
+		s, err := decodeParked(key, v)
+		if err != nil {
+			return true // not loaded; a take of its host drops it
+		}
+		ferr = fn(s)
+		return ferr == nil
+	})
+	return errors.Join(err, ferr)
+}

@@ -1,0 +1,325 @@
+package crawl
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cocrawl/cocrawl/crawl/revisit"
+	"github.com/cocrawl/cocrawl/internal/testweb"
+	"github.com/cocrawl/cocrawl/webevents"
+	"github.com/cocrawl/cocrawl/webevents/storetest"
+)
+
+func parkingFrontier(st *webevents.BadgerStore) StoredFrontier {
+	sf := storedFrontier(st)
+	sf.Revisits = st.Table(webevents.TableRevisits)
+	return sf
+}
+
+func parked(host string, due uint32, path string, lambda float64) ParkedURL {
+	u := host + path
+	return ParkedURL{Host: host, Due: due, FP: urlFingerprint(u), Lambda: lambda, State: URLState{
+		URL: u, Due: time.Unix(int64(due), 0).UTC(), Interval: time.Minute, Polls: 3, Seen: 1_790_000_000_000,
+		Rate: revisit.Rate{Visits: 2, Changes: 1, Watched: 120}, ETag: `"e"`, hasOwnFP: true, ownFP: 42, ownAt: 7, ownMaskVer: 2,
+	}}
+}
+
+func TestParkedStore(t *testing.T) {
+	sf := parkingFrontier(storetest.OpenBadger(t))
+	a, b := "http://a.test", "http://b.test"
+	all := []ParkedURL{parked(a, 300, "/3", 0.5), parked(a, 100, "/1", -1), parked(b, 50, "/x", 1), parked(a, 200, "/2", 2)}
+	// Each was a frontier state before it was parked.
+	states := make([]URLState, len(all))
+	for i, p := range all {
+		states[i] = p.State
+	}
+	if err := sf.SaveFrontier(states); err != nil {
+		t.Fatal(err)
+	}
+	if err := sf.WriteParked(all); err != nil {
+		t.Fatal(err)
+	}
+	if err := sf.LoadFrontier(func(s URLState) error { t.Errorf("%s still a frontier state once parked", s.URL); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	var order []string
+	if err := sf.EachParked(func(p ParkedURL) error { order = append(order, p.State.URL); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := strings.Join(order, ","), a+"/1,"+a+"/2,"+a+"/3,"+b+"/x"; got != want {
+		t.Errorf("parked in order %s, want %s", got, want)
+	}
+	if due, fp, ok, err := sf.NthParked(a, 2); err != nil || !ok || due != 300 || fp != urlFingerprint(a+"/3") {
+		t.Errorf("NthParked(a, 2) = %d, %x, %v, %v", due, fp, ok, err)
+	}
+	got, next, err := sf.TakeParked(a, 5, 250)
+	if err != nil || len(got) != 2 || next != 300 {
+		t.Fatalf("TakeParked(a, 5, due 250) took %d, next %d, %v; want 2 and 300", len(got), next, err)
+	}
+	if g := got[1]; g.State.URL != a+"/2" || g.Lambda != 2 || !g.State.hasOwnFP || g.State.ownFP != 42 || g.State.ownAt != 7 ||
+		g.State.ownMaskVer != 2 || g.State.ETag != `"e"` || g.State.Rate != all[3].State.Rate || !g.State.Due.Equal(all[3].State.Due) {
+		t.Errorf("took %+v, parked %+v", g, all[3])
+	}
+	if got[0].Lambda != -1 {
+		t.Errorf("a URL parked without an estimate came back with %g", got[0].Lambda)
+	}
+	var back []string
+	if err := sf.LoadFrontier(func(s URLState) error { back = append(back, s.URL); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(back, ",") != a+"/1,"+a+"/2" {
+		t.Errorf("frontier states after the take: %v", back)
+	}
+	if p, ok, err := sf.TakeParkedOne(a, 300, urlFingerprint(a+"/3")); err != nil || !ok || p.State.URL != a+"/3" {
+		t.Errorf("TakeParkedOne = %+v, %v, %v", p, ok, err)
+	}
+	if _, ok, err := sf.TakeParkedOne(a, 300, urlFingerprint(a+"/3")); err != nil || ok {
+		t.Errorf("TakeParkedOne of a URL taken: %v, %v", ok, err)
+	}
+	if got, next, err := sf.TakeParked(a, 5, math.MaxUint32); err != nil || len(got) != 0 || next != 0 {
+		t.Errorf("host a should have nothing parked: %d, %d, %v", len(got), next, err)
+	}
+}
+
+func TestParkedValueDecoderRefusesGarbage(t *testing.T) {
+	p := parked("http://a.test", 9, "/p", 0.25)
+	key := parkedKey(p.Host, p.Due, p.FP)
+	good := encodeParked(&p)
+	if got, err := decodeParked(key, good); err != nil || got.State.URL != p.State.URL || got.Lambda != p.Lambda {
+		t.Fatalf("round trip: %+v, %v", got, err)
+	}
+	other := parked("http://a.test", 9, "/q", 0.25)
+	for name, v := range map[string][]byte{
+		"empty": nil, "unknown flag": {0x80}, "short rate": {1, 0, 0}, "short own": {2, 1, 2},
+		"no URL": {0}, "URL of another key": encodeParked(&other), "cut": good[:len(good)-1],
+		"NaN rate": append([]byte{1, 0, 0, 0, 0, 0, 0, 0xf8, 0x7f}, good[1+8:]...),
+	} {
+		if s, err := decodeParked(key, v); err == nil {
+			t.Errorf("%s: %x decoded to %+v", name, v, s)
+		}
+	}
+	if _, err := decodeParked("short", good); err == nil {
+		t.Error("a short key decoded")
+	}
+}
+
+func FuzzParkedValue(f *testing.F) {
+	p := parked("http://a.test", 9, "/p", 0.25)
+	f.Add([]byte(parkedKey(p.Host, p.Due, p.FP)), encodeParked(&p))
+	f.Fuzz(func(t *testing.T, key, v []byte) {
+		s, err := decodeParked(string(key), v)
+		if err != nil {
+			return
+		}
+		again, err := decodeParked(parkedKey(s.Host, s.Due, s.FP), encodeParked(&s))
+		if err != nil || again.State.URL != s.State.URL || again.Lambda != s.Lambda || again.State.Rate != s.State.Rate || again.State.ownFP != s.State.ownFP {
+			t.Errorf("%+v encodes to what decodes as %+v, %v", s, again, err)
+		}
+	})
+}
+
+// A frontier that parks keeps a head of each host's revisits in memory
+// and still hands out every revisit in due order, those parked too, and
+// written or not.
+func TestParkingHandsOutRevisitsInDueOrder(t *testing.T) {
+	f := newFrontier()
+	f.park = newParking(parkingFrontier(storetest.OpenBadger(t)), 3)
+	f.parkError = func(err error) { t.Error(err) }
+	saved := map[string]bool{}
+	f.save = func(st *URLState) { saved[st.URL] = true }
+	base := time.Now().Truncate(time.Second).Add(-time.Hour)
+	rng := rand.New(rand.NewPCG(1, 2))
+	var h *host
+	for i, k := range rng.Perm(12) {
+		st, _ := f.add(URLState{URL: fmt.Sprintf("http://a.test/%d", k), Due: base})
+		h = f.hosts["http://a.test"]
+		f.remove(h, st)
+		st.Polls, st.Due = 1, base.Add(time.Duration(k)*time.Second)
+		f.reschedule(h, st)
+		if i == 7 {
+			if err := f.park.flush(); err != nil { // some written, some still queued
+				t.Fatal(err)
+			}
+		}
+	}
+	if h.queue.Len() != 3 || h.parkedRevisits() != 9 || f.parkedCount() != 9 || f.size() != 12 || h.known != 12 {
+		t.Fatalf("in memory %d, parked %d (%d), size %d, known %d; want 3, 9, 12, 12", h.queue.Len(), h.parkedRevisits(), f.parkedCount(), f.size(), h.known)
+	}
+	var order []string
+	for range 12 {
+		h, _ := f.next(time.Now())
+		if h == nil {
+			t.Fatalf("the frontier ran dry after %v", order)
+		}
+		st := f.pop(h, time.Now())
+		order = append(order, strings.TrimPrefix(st.URL, "http://a.test/"))
+		st.Due = base.Add(100 * time.Hour) // polled: not due again in this test
+		f.reschedule(h, st)
+		f.release(h, time.Now())
+	}
+	if got := strings.Join(order, ","); got != "0,1,2,3,4,5,6,7,8,9,10,11" {
+		t.Errorf("revisits handed out in the order %s", got)
+	}
+	if f.size() != 12 || h.known != 12 || f.parkedCount() != h.parkedRevisits() || h.queue.Len()+h.parkedRevisits() != 12 {
+		t.Errorf("after: size %d, known %d, parked %d (%d), in memory %d", f.size(), h.known, f.parkedCount(), h.parkedRevisits(), h.queue.Len())
+	}
+	// A parked URL comes back for a hint, as a state saved.
+	u := ""
+	for k := range 12 {
+		if x := fmt.Sprintf("http://a.test/%d", k); f.get(x) == nil {
+			u = x
+			break
+		}
+	}
+	if st := f.resident(u); st == nil || st.URL != u || st.Polls != 1 {
+		t.Errorf("resident(%s) = %+v", u, st)
+	}
+	if f.size() != 12 || h.known != 12 {
+		t.Errorf("after a hint: size %d, known %d", f.size(), h.known)
+	}
+}
+
+// A host's revisit fit gives the same μ with half its URLs parked as with
+// all of them in memory: the parked ones count by their sums.
+func TestRefitCountsParkedRevisits(t *testing.T) {
+	c, err := New(Config{Seeds: []string{"http://a.test/"}, CID: "me.test:1 cocrawl/1.1",
+		MinDelay: 100 * time.Millisecond, DelaySet: true, RevisitMin: time.Millisecond, RevisitMax: 1e6 * time.Second}, nil, &MemFrontier{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.f.park = newParking(parkingFrontier(storetest.OpenBadger(t)), 1000)
+	rng := rand.New(rand.NewPCG(5, 6))
+	now := time.Now()
+	for i := range 300 {
+		s := URLState{URL: fmt.Sprintf("http://a.test/%d", i), Polls: 10, Due: now.Add(time.Hour), Interval: time.Hour}
+		if i%10 != 0 {
+			s.Rate = rateOf(math.Pow(10, -3+3*rng.Float64()))
+		}
+		c.f.add(s)
+	}
+	h := c.f.hosts["http://a.test"]
+	c.refit(h, now)
+	mu, prior := h.fit.mu, h.fit.prior
+	before := c.RateStats()
+	var park []*URLState
+	for i, st := range h.queue.items {
+		if i%2 == 0 {
+			park = append(park, st)
+		}
+	}
+	for _, st := range park {
+		c.f.remove(h, st)
+		c.f.parkState(h, st)
+	}
+	if h.parkedRevisits() != 150 || h.queue.Len() != 150 {
+		t.Fatalf("parked %d, in memory %d", h.parkedRevisits(), h.queue.Len())
+	}
+	after := c.RateStats()
+	if after.Unknown != before.Unknown {
+		t.Errorf("URLs without an estimate: %d with half parked, %d before", after.Unknown, before.Unknown)
+	}
+	for band, n := range before.PerDay {
+		if d := after.PerDay[band] - n; d < -2 || d > 2 {
+			t.Errorf("band %s: %d with half parked, %d before", band, after.PerDay[band], n)
+		}
+	}
+	h.fit.at = time.Time{}
+	c.refit(h, now)
+	if math.Abs(h.fit.mu-mu) > 1e-9*mu || math.Abs(h.fit.prior.Mean-prior.Mean) > 1e-9 || math.Abs(h.fit.prior.Var-prior.Var) > 1e-9 {
+		t.Errorf("with half parked: μ %g, prior %+v; all in memory: μ %g, prior %+v", h.fit.mu, h.fit.prior, mu, prior)
+	}
+}
+
+// A crawl whose revisits mostly wait on disk polls every page again and
+// again, keeps the heads near their size, and resumes after a restart
+// with what it had parked.
+func TestCrawlWithParkingRevisitsEveryPageAcrossARestart(t *testing.T) {
+	w, err := testweb.Start(testweb.Config{Hosts: 2, PagesPerHost: 60, LinksPerPage: 6, Seed: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	st := storetest.OpenBadger(t)
+	const head = 4
+	cfg := testConfig(w)
+	cfg.MinDelay, cfg.RevisitMin, cfg.RevisitMax = 2*time.Millisecond, 300*time.Millisecond, 600*time.Millisecond
+	cfg.RevisitsInMemory = head
+
+	c, err := New(cfg, st, parkingFrontier(st))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- c.Run(ctx) }()
+	maxHead, maxParked := 0, 0
+	polledTwice := func(c *Crawler) bool {
+		c.mu.Lock()
+		for h := range c.f.allHosts() {
+			polled := 0 // a link due later than now waits with them, never polled
+			for st := range h.revisits() {
+				if st.Polls > 0 {
+					polled++
+				}
+			}
+			maxHead = max(maxHead, polled)
+		}
+		maxParked = max(maxParked, c.f.parkedCount())
+		c.mu.Unlock()
+		return c.Stats().Polls > 400
+	}
+	waitFor(t, 30*time.Second, "no 400 polls", func() bool { return polledTwice(c) })
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	known := c.Stats().Known
+	onDisk := 0
+	if err := parkingFrontier(st).EachParked(func(ParkedURL) error { onDisk++; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	c.mu.Lock()
+	resident, parkedNow := len(c.f.urls), c.f.parkedCount()
+	c.mu.Unlock()
+	t.Logf("stopped with %d URLs known, %d in memory, %d parked (at most %d); polled revisits in a head at most %d", known, resident, parkedNow, maxParked, maxHead)
+	if maxParked == 0 || onDisk != parkedNow || resident+parkedNow != known {
+		t.Errorf("%d in memory and %d parked (%d on disk), %d known", resident, parkedNow, onDisk, known)
+	}
+	if maxHead > 2*head {
+		t.Errorf("a revisit head held %d URLs polled, more than twice %d", maxHead, head)
+	}
+
+	// After a restart every page is polled again, parked ones too.
+	c2 := startCrawler(t, cfg, st, parkingFrontier(st))
+	if got, err := c2.Load(); err != nil || got != known {
+		t.Errorf("restarted with %d URLs known (%v), stopped with %d", got, err, known)
+	}
+	restart := time.Now()
+	waitFor(t, 60*time.Second, "not every page was polled again after the restart", func() bool {
+		for _, u := range w.LiveURLs() {
+			if strings.Contains(u, "/private/") {
+				continue
+			}
+			seen := int64(0)
+			c2.mu.Lock()
+			if s := c2.f.get(u); s != nil {
+				seen = s.Seen
+			} else if at, ok := c2.f.parkedSeen(u); ok {
+				seen = at.UnixMilli() + 999
+			}
+			c2.mu.Unlock()
+			if seen < restart.UnixMilli() {
+				return false
+			}
+		}
+		return true
+	})
+	if s := c2.Stats(); s.Parked == 0 || s.Known != known {
+		t.Errorf("second run: %d parked, %d known (%d before)", s.Parked, s.Known, known)
+	}
+}
