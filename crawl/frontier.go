@@ -200,7 +200,7 @@ type frontier struct {
 	// (parking.go); parkError hears of its failed reads and writes.
 	park      *parking
 	parkError func(error)
-	save       func(*URLState) // the crawler's, for states the frontier makes
+	save      func(*URLState) // the crawler's, for states the frontier makes
 
 	// servers are the addresses hosts were served from (servers.go).
 	servers      map[string]*server
