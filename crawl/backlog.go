@@ -3,7 +3,6 @@ package crawl
 import (
 	"errors"
 	"math/bits"
-	"slices"
 	"sync"
 	"time"
 
@@ -74,9 +73,10 @@ type BacklogStore interface {
 const DefaultFirstVisitsInMemory = 256
 
 // backlog is the frontier's side of the spilled first visits. ranked is
-// read and written under the crawler's lock; the queued writes under mu,
-// so the persister can take them without that lock; io serialises the
-// store's writes and reads, so a take sees every write queued before it.
+// read and written under the crawler's lock; the queued writes (spilled,
+// and moves under movesMu) have locks of their own, so the persister can
+// take them without that lock; io serialises the store's writes and
+// reads, so a take sees every write queued before it.
 type backlog struct {
 	store   BacklogStore
 	head    int
@@ -84,17 +84,16 @@ type backlog struct {
 	// ranked holds every spilled URL: fingerprint -> backlinks (or depth).
 	ranked map[uint64]uint32
 
-	mu        sync.Mutex
-	spilled   []SpilledURL
-	queued    map[uint64]int // fingerprint -> index in spilled, until written
-	pendingOf map[string]int // host -> its URLs in spilled
-	moves     []BacklogMove
+	spilled *pendingWrites[SpilledURL]
+	movesMu sync.Mutex
+	moves   []BacklogMove
 
 	io sync.Mutex
 }
 
 func newBacklog(store BacklogStore, head int, breadth bool) *backlog {
-	return &backlog{store: store, head: max(head, 1), breadth: breadth, ranked: map[uint64]uint32{}, queued: map[uint64]int{}, pendingOf: map[string]int{}}
+	return &backlog{store: store, head: max(head, 1), breadth: breadth, ranked: map[uint64]uint32{},
+		spilled: newPendingWrites(func(s *SpilledURL) (string, uint64) { return s.Host, s.FP })}
 }
 
 // urlFingerprint is the 64-bit fingerprint of a URL (xxhash: stable across
@@ -135,11 +134,7 @@ func (b *backlog) spill(host string, fp uint64, s *URLState) {
 		v = uint32(min(s.Depth, 0xfffe))
 	}
 	b.ranked[fp] = v
-	b.mu.Lock()
-	b.queued[fp] = len(b.spilled)
-	b.pendingOf[host]++
-	b.spilled = append(b.spilled, SpilledURL{Host: host, Rank: b.rank(v), FP: fp, URL: s.URL, Depth: s.Depth, Due: s.Due, Interval: s.Interval})
-	b.mu.Unlock()
+	b.spilled.push(SpilledURL{Host: host, Rank: b.rank(v), FP: fp, URL: s.URL, Depth: s.Depth, Due: s.Due, Interval: s.Interval})
 }
 
 // linked counts a backlink of u, when it is spilled: one not yet written
@@ -156,13 +151,14 @@ func (b *backlog) linked(u string) {
 	if from == to {
 		return
 	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if i, ok := b.queued[fp]; ok {
-		b.spilled[i].Rank = to
+	if b.spilled.update(fp, func(s *SpilledURL) { s.Rank = to }) {
 		return
 	}
+	// Not queued, so written, or being written: a flush writes the URLs
+	// it drained before the moves it drains after them.
+	b.movesMu.Lock()
 	b.moves = append(b.moves, BacklogMove{Host: hostKey(u), FP: fp, From: from, To: to})
+	b.movesMu.Unlock()
 }
 
 // flush writes what is queued. A failed write keeps it queued, before
@@ -174,32 +170,22 @@ func (b *backlog) flush() error {
 }
 
 func (b *backlog) flushLocked() error {
-	b.mu.Lock()
-	spilled, moves := b.spilled, b.moves
-	b.spilled, b.moves, b.queued, b.pendingOf = nil, nil, map[uint64]int{}, map[string]int{}
-	b.mu.Unlock()
+	spilled := b.spilled.drain()
+	b.movesMu.Lock()
+	moves := b.moves
+	b.moves = nil
+	b.movesMu.Unlock()
 	if len(spilled)+len(moves) == 0 {
 		return nil
 	}
 	err := b.store.WriteBacklog(spilled, moves)
 	if err != nil {
-		b.mu.Lock()
-		b.spilled = append(spilled, b.spilled...)
+		b.spilled.putBack(spilled)
+		b.movesMu.Lock()
 		b.moves = append(moves, b.moves...)
-		b.reindex()
-		b.mu.Unlock()
+		b.movesMu.Unlock()
 	}
 	return err
-}
-
-// reindex rebuilds queued and pendingOf from spilled. b.mu held.
-func (b *backlog) reindex() {
-	clear(b.queued)
-	clear(b.pendingOf)
-	for i, s := range b.spilled {
-		b.queued[s.FP] = i
-		b.pendingOf[s.Host]++
-	}
 }
 
 // errBacklogBusy says the store is being written: a refill waits a little
@@ -230,31 +216,21 @@ func (b *backlog) take(host string, n int, state func(SpilledURL) URLState) (sto
 	return stored, queued, err
 }
 
-// takeQueued removes up to n of the host's URLs not yet written.
+// takeQueued removes up to n of the host's URLs not yet written, in the
+// order they were spilled. b.io held, so no flush drains them meanwhile.
 func (b *backlog) takeQueued(host string, n int) []SpilledURL {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.pendingOf[host] == 0 {
-		return nil
+	got := b.spilled.ofHostInOrder(host)
+	got = got[:min(n, len(got))]
+	taken := make(map[uint64]bool, len(got))
+	for _, s := range got {
+		taken[s.FP] = true
 	}
-	var got []SpilledURL
-	b.spilled = slices.DeleteFunc(b.spilled, func(s SpilledURL) bool {
-		if len(got) < n && s.Host == host {
-			got = append(got, s)
-			return true
-		}
-		return false
-	})
-	b.reindex()
+	b.spilled.remove(taken)
 	return got
 }
 
 // drained says whether the host has no URL queued for the store.
-func (b *backlog) drained(host string) bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.pendingOf[host] == 0
-}
+func (b *backlog) drained(host string) bool { return b.spilled.pending(host) == 0 }
 
 // takeOne removes one spilled URL, by its fingerprint. c.mu held.
 func (b *backlog) takeOne(host string, fp uint64, state func(SpilledURL) URLState) (SpilledURL, bool, error) {
@@ -264,7 +240,7 @@ func (b *backlog) takeOne(host string, fp uint64, state func(SpilledURL) URLStat
 	}
 	b.io.Lock()
 	defer b.io.Unlock()
-	if s, ok := b.takeQueuedOne(fp); ok {
+	if s, ok := b.spilled.takeOne(fp); ok {
 		delete(b.ranked, fp)
 		s.Links = v
 		if b.breadth {
@@ -305,20 +281,6 @@ func (f *frontier) loadBacklog() error {
 		f.placeHost(h)
 		return nil
 	})
-}
-
-// takeQueuedOne removes a URL not yet written, by its fingerprint.
-func (b *backlog) takeQueuedOne(fp uint64) (SpilledURL, bool) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	i, ok := b.queued[fp]
-	if !ok {
-		return SpilledURL{}, false
-	}
-	s := b.spilled[i]
-	b.spilled = slices.Delete(b.spilled, i, i+1)
-	b.reindex()
-	return s, true
 }
 
 // spilledState is the URLState of a spilled URL back in memory: the

@@ -249,7 +249,7 @@ func TestBacklogRefillTakesWhatIsNotWrittenYet(t *testing.T) {
 		polled++
 		f.release(h, time.Now())
 	}
-	if queued := len(f.spill.spilled) + len(f.spill.moves); saved != 4 || queued != 0 || f.size() != 6 {
+	if queued := f.spill.spilled.len() + len(f.spill.moves); saved != 4 || queued != 0 || f.size() != 6 {
 		t.Errorf("saved %d (want the 4 spilled), %d writes still queued, size %d", saved, queued, f.size())
 	}
 }

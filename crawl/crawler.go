@@ -59,6 +59,8 @@ type Crawler struct {
 
 	queue       *persistQueue
 	persistDone chan error
+	// countStop and countDone stop and wait for countAllParked.
+	countStop, countDone chan struct{}
 
 	global   globalFit     // the crawler-wide revisit budget (schedule.go); c.mu
 	self     *selfCheck    // sampled polls that measure freshness (selfcheck.go)
@@ -256,6 +258,13 @@ func (c *Crawler) Start() error {
 	c.mu.Unlock()
 	c.persistDone = make(chan error, 1)
 	go func() { c.persistDone <- c.persister() }()
+	if c.f.park != nil && c.f.park.counting.Load() {
+		c.countStop, c.countDone = make(chan struct{}), make(chan struct{})
+		go func() {
+			defer close(c.countDone)
+			c.countAllParked(c.countStop)
+		}()
+	}
 	return nil
 }
 
@@ -264,6 +273,10 @@ func (c *Crawler) Start() error {
 // writes within StopTimeout is given up, so a stalled store (a full disk)
 // cannot keep the process from stopping; the error says what was lost.
 func (c *Crawler) Stop() error {
+	if c.countStop != nil {
+		close(c.countStop)
+		<-c.countDone
+	}
 	c.queue.close()
 	t := time.NewTimer(StopTimeout)
 	defer t.Stop()
@@ -383,6 +396,17 @@ func (c *Crawler) serveHost(ctx context.Context, h *host) PollResult {
 		c.f.releaseUnused(h)
 		c.mu.Unlock()
 		return PollResult{}
+	}
+	if c.f.park != nil && c.f.park.counting.Load() {
+		// Its parked URLs' last polls may ask the host to wait (HostNext).
+		c.mu.Lock()
+		c.f.countParked(h)
+		if h.nextAllowed.After(now) {
+			c.f.releaseUnused(h)
+			c.mu.Unlock()
+			return PollResult{}
+		}
+		c.mu.Unlock()
 	}
 	if h.robots == nil || now.After(h.robotsUntil) {
 		c.robotsFetches.Add(1)
@@ -725,7 +749,7 @@ func (c *Crawler) Stats() Stats {
 	}
 	c.errMu.Unlock()
 	c.mu.Lock()
-	known, spilled := c.f.size(), 0
+	known, spilled, parked := c.f.size(), 0, c.f.parkedCount()
 	if c.f.spill != nil {
 		spilled = len(c.f.spill.ranked)
 	}
@@ -735,7 +759,7 @@ func (c *Crawler) Stats() Stats {
 		Created: c.created.Load(), Updated: c.updated.Load(), Deleted: c.deleted.Load(), DeletedBy: deletedBy, Confirmed: c.confirmed.Load(), Hinted: c.hinted.Load(),
 		Errors: errs, RobotsExcluded: c.robotsExcluded.Load(), RobotsFetches: c.robotsFetches.Load(),
 		Discovered: c.discovered.Load(), Skipped: c.skipped.Load(), Delegated: c.delegatedSkips.Load(), Known: known,
-		Spilled: spilled, Parked: c.f.parkedCount(), Stalled: c.stalled.Load(),
+		Spilled: spilled, Parked: parked, Stalled: c.stalled.Load(),
 	}
 }
 

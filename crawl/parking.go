@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cocrawl/cocrawl/crawl/revisit"
@@ -43,6 +44,9 @@ type ParkedURL struct {
 	FP     uint64
 	Lambda float64
 	State  URLState
+	// uncounted: parked before a restart, and taken before its host's fit
+	// counted it (countParked).
+	uncounted bool
 }
 
 // ParkStore keeps a frontier's parked revisits. A FrontierStore that is
@@ -62,8 +66,12 @@ type ParkStore interface {
 	TakeParkedOne(host string, due uint32, fp uint64) (ParkedURL, bool, error)
 	// NthParked is where the host's nth parked URL is, in key order.
 	NthParked(host string, n int) (due uint32, fp uint64, ok bool, err error)
-	// EachParked calls fn with every parked URL: what a restart needs.
-	EachParked(fn func(ParkedURL) error) error
+	// EachParkedKey calls fn with where every parked URL is, reading no
+	// values: what a restart needs.
+	EachParkedKey(fn func(host string, due uint32, fp uint64) error) error
+	// EachParkedOf calls fn with each of the host's parked URLs, earliest
+	// first.
+	EachParkedOf(host string, fn func(ParkedURL) error) error
 }
 
 // DefaultRevisitsInMemory is the head of revisits a host keeps in memory
@@ -71,26 +79,32 @@ type ParkStore interface {
 const DefaultRevisitsInMemory = 256
 
 // parking is the frontier's side of the parked revisits. at is read and
-// written under the crawler's lock; the queued writes under mu, so the
-// persister can take them without that lock; io serialises the store's
-// writes and reads, so a take sees every write queued before it.
+// written under the crawler's lock; the queued writes have a lock of their
+// own, so the persister can take them without that lock; io serialises
+// the store's writes and reads, so a take sees every write queued before
+// it.
 type parking struct {
 	store ParkStore
 	head  int
 	// at holds every parked URL: fingerprint -> due (Unix s) << 32 | last
 	// look (Unix s).
+	// A parked URL loaded at a restart has a last look of 0 until its
+	// host's values are read (countParked).
 	at map[uint64]uint64
 
-	mu        sync.Mutex
-	queue     []ParkedURL
-	queued    map[uint64]int // fingerprint -> index in queue, until written
-	pendingOf map[string]int // host -> its URLs in queue
+	// toCount are the hosts a restart loaded parked URLs of, to be counted
+	// into their fits; counting says some may not be yet.
+	toCount  []string
+	counting atomic.Bool
+
+	queue *pendingWrites[ParkedURL]
 
 	io sync.Mutex
 }
 
 func newParking(store ParkStore, head int) *parking {
-	return &parking{store: store, head: max(head, 1), at: map[uint64]uint64{}, queued: map[uint64]int{}, pendingOf: map[string]int{}}
+	return &parking{store: store, head: max(head, 1), at: map[uint64]uint64{},
+		queue: newPendingWrites(func(s *ParkedURL) (string, uint64) { return s.Host, s.FP })}
 }
 
 // parkedFit is what a host keeps of its parked URLs: how many, when the
@@ -106,11 +120,31 @@ type parkedFit struct {
 	// rates summed.
 	unestimated int
 	intervalHz  float64
+	// uncounted are the URLs loaded at a restart, by key, that are among n
+	// but not yet in the sums.
+	uncounted int
 }
 
 // add counts a parked URL in.
 func (p *parkedFit) add(s *ParkedURL) {
 	p.n++
+	if due := time.Unix(int64(s.Due), 0); p.n == 1 || due.Before(p.due) {
+		p.due = due
+	}
+	p.addSums(s)
+}
+
+// addLoaded counts in a URL a restart found parked, by its key alone.
+func (p *parkedFit) addLoaded(due uint32) {
+	p.n++
+	p.uncounted++
+	if t := time.Unix(int64(due), 0); p.n == 1 || t.Before(p.due) {
+		p.due = t
+	}
+}
+
+// addSums adds a parked URL's part to the sums of the fit.
+func (p *parkedFit) addSums(s *ParkedURL) {
 	p.prior.Add(s.State.Rate)
 	if s.Lambda >= 0 {
 		if p.bins == nil {
@@ -121,14 +155,18 @@ func (p *parkedFit) add(s *ParkedURL) {
 		p.unestimated++
 		p.intervalHz += 1 / s.State.Interval.Seconds()
 	}
-	if due := time.Unix(int64(s.Due), 0); p.n == 1 || due.Before(p.due) {
-		p.due = due
-	}
 }
 
 // remove counts a parked URL out.
 func (p *parkedFit) remove(s *ParkedURL) {
 	p.n = max(p.n-1, 0)
+	if s.uncounted {
+		p.uncounted = max(p.uncounted-1, 0)
+		if p.n == 0 {
+			*p = parkedFit{bins: p.bins}
+		}
+		return
+	}
 	p.prior.Remove(s.State.Rate)
 	if s.Lambda >= 0 {
 		if p.bins != nil {
@@ -197,11 +235,7 @@ func (f *frontier) parkState(h *host, st *URLState) {
 		h.parkFit = &parkedFit{}
 	}
 	h.parkFit.add(&p)
-	f.park.mu.Lock()
-	f.park.queued[fp] = len(f.park.queue)
-	f.park.pendingOf[h.key]++
-	f.park.queue = append(f.park.queue, p)
-	f.park.mu.Unlock()
+	f.park.queue.push(p)
 	f.placeHost(h)
 }
 
@@ -214,31 +248,15 @@ func (p *parking) flush() error {
 }
 
 func (p *parking) flushLocked() error {
-	p.mu.Lock()
-	queue := p.queue
-	p.queue, p.queued, p.pendingOf = nil, map[uint64]int{}, map[string]int{}
-	p.mu.Unlock()
+	queue := p.queue.drain()
 	if len(queue) == 0 {
 		return nil
 	}
 	err := p.store.WriteParked(queue)
 	if err != nil {
-		p.mu.Lock()
-		p.queue = append(queue, p.queue...)
-		p.reindex()
-		p.mu.Unlock()
+		p.queue.putBack(queue)
 	}
 	return err
-}
-
-// reindex rebuilds queued and pendingOf from queue. p.mu held.
-func (p *parking) reindex() {
-	clear(p.queued)
-	clear(p.pendingOf)
-	for i, s := range p.queue {
-		p.queued[s.FP] = i
-		p.pendingOf[s.Host]++
-	}
 }
 
 // errParkingBusy says the store is being written: a take waits a little
@@ -256,15 +274,14 @@ func (p *parking) takeDue(host string, n int, due uint32) (stored, queued []Park
 	}
 	defer p.io.Unlock()
 	stored, next, err = p.store.TakeParked(host, n, due)
-	p.mu.Lock()
-	if p.pendingOf[host] > 0 {
+	if p.queue.pending(host) > 0 {
 		queued, next = p.takeQueued(host, n, due, next)
 		stored, queued, next = p.earliest(n, stored, queued, next)
 	}
-	p.mu.Unlock()
 	for _, list := range [][]ParkedURL{stored, queued} {
-		for _, s := range list {
-			delete(p.at, s.FP)
+		for i := range list {
+			list[i].uncounted = uint32(p.at[list[i].FP]) == 0
+			delete(p.at, list[i].FP)
 		}
 	}
 	return stored, queued, next, err
@@ -272,7 +289,7 @@ func (p *parking) takeDue(host string, n int, due uint32) (stored, queued []Park
 
 // earliest keeps the earliest n of the URLs taken from the store and from
 // the queue, and queues the others again (the store's to be written back),
-// so a take brings no more than n into memory. p.mu held.
+// so a take brings no more than n into memory. p.io held.
 func (p *parking) earliest(n int, stored, queued []ParkedURL, next uint32) ([]ParkedURL, []ParkedURL, uint32) {
 	if len(stored)+len(queued) <= n {
 		return stored, queued, next
@@ -293,7 +310,7 @@ func (p *parking) earliest(n int, stored, queued []ParkedURL, next uint32) ([]Pa
 	for i, t := range all {
 		switch {
 		case i >= n:
-			p.queue = append(p.queue, t.s)
+			p.queue.push(t.s)
 			if next == 0 || t.s.Due < next {
 				next = t.s.Due
 			}
@@ -303,19 +320,14 @@ func (p *parking) earliest(n int, stored, queued []ParkedURL, next uint32) ([]Pa
 			stored = append(stored, t.s)
 		}
 	}
-	p.reindex()
 	return stored, queued, next
 }
 
 // takeQueued removes the earliest n of the host's queued URLs due at or
-// before due, and lowers next to the earliest left. p.mu held.
+// before due, and lowers next to the earliest left. p.io held, so no
+// flush drains them meanwhile.
 func (p *parking) takeQueued(host string, n int, due, next uint32) ([]ParkedURL, uint32) {
-	var cand []ParkedURL
-	for _, s := range p.queue {
-		if s.Host == host {
-			cand = append(cand, s)
-		}
-	}
+	cand := p.queue.ofHostInOrder(host)
 	slices.SortFunc(cand, func(a, b ParkedURL) int { return cmp.Compare(a.Due, b.Due) })
 	taken := map[uint64]bool{}
 	var got []ParkedURL
@@ -330,10 +342,7 @@ func (p *parking) takeQueued(host string, n int, due, next uint32) ([]ParkedURL,
 			break
 		}
 	}
-	if len(got) > 0 {
-		p.queue = slices.DeleteFunc(p.queue, func(s ParkedURL) bool { return taken[s.FP] && s.Host == host })
-		p.reindex()
-	}
+	p.queue.remove(taken)
 	return got, next
 }
 
@@ -346,17 +355,13 @@ func (p *parking) takeOne(host string, fp uint64) (s ParkedURL, ok, queued bool,
 	}
 	p.io.Lock()
 	defer p.io.Unlock()
-	p.mu.Lock()
-	if i, ok := p.queued[fp]; ok {
-		s = p.queue[i]
-		p.queue = slices.Delete(p.queue, i, i+1)
-		p.reindex()
-		p.mu.Unlock()
+	if s, ok := p.queue.takeOne(fp); ok {
 		delete(p.at, fp)
+		s.uncounted = uint32(at) == 0
 		return s, true, true, nil
 	}
-	p.mu.Unlock()
 	s, ok, err = p.store.TakeParkedOne(host, uint32(at>>32), fp)
+	s.uncounted = uint32(at) == 0
 	if err == nil || ok {
 		delete(p.at, fp) // taken, or not there to take
 	}
@@ -366,19 +371,13 @@ func (p *parking) takeOne(host string, fp uint64) (s ParkedURL, ok, queued bool,
 // nth is where the host's nth parked URL is: among those queued first,
 // then in the store's order. c.mu held.
 func (p *parking) nth(host string, n int) (fp uint64, ok bool, err error) {
-	p.mu.Lock()
-	for _, s := range p.queue {
-		if s.Host == host {
-			if n == 0 {
-				p.mu.Unlock()
-				return s.FP, true, nil
-			}
-			n--
-		}
-	}
-	p.mu.Unlock()
 	p.io.Lock()
 	defer p.io.Unlock()
+	queued := p.queue.ofHostInOrder(host)
+	if n < len(queued) {
+		return queued[n].FP, true, nil
+	}
+	n -= len(queued)
 	_, fp, ok, err = p.store.NthParked(host, n)
 	return fp, ok, err
 }
@@ -515,22 +514,81 @@ func (f *frontier) drawParked(rng *rand.Rand) *URLState {
 // loadParked reads every parked URL a restart finds, counting them into
 // their hosts: none comes back into memory. c.mu held.
 func (f *frontier) loadParked() error {
-	return f.park.store.EachParked(func(s ParkedURL) error {
-		if f.park.has(s.FP) {
+	err := f.park.store.EachParkedKey(func(host string, due uint32, fp uint64) error {
+		if f.park.has(fp) {
 			return nil
 		}
-		f.park.at[s.FP] = parkedAt(s.Due, s.State.Seen)
-		h := f.host(s.Host)
+		f.park.at[fp] = uint64(due) << 32 // the last look: unknown until counted
+		h := f.host(host)
 		if h.parkFit == nil {
 			h.parkFit = &parkedFit{}
 		}
-		h.parkFit.add(&s)
+		if h.parkFit.uncounted == 0 {
+			f.park.toCount = append(f.park.toCount, h.key)
+		}
+		h.parkFit.addLoaded(due)
 		h.known++
+		return nil
+	})
+	f.park.counting.Store(len(f.park.toCount) > 0)
+	return err
+}
+
+// countParked reads the values of the host's URLs parked before a restart
+// and counts them into its revisit fit, with their last looks and the
+// politeness their polls left (HostNext): a restart reads only keys, and
+// a host's values are read before its first request, or by
+// countAllParked. What cannot be read stays out of the fit. c.mu held.
+func (f *frontier) countParked(h *host) {
+	pk := h.parkFit
+	if pk == nil || pk.uncounted == 0 {
+		return
+	}
+	count := func(s ParkedURL) error {
+		at, ok := f.park.at[s.FP]
+		if !ok || uint32(at) != 0 || uint32(at>>32) != s.Due {
+			return nil // counted already, or taken
+		}
+		f.park.at[s.FP] = parkedAt(s.Due, s.State.Seen)
+		pk.uncounted--
+		pk.addSums(&s)
 		if s.State.HostNext > 0 {
 			h.nextAllowed = later(h.nextAllowed, time.UnixMilli(s.State.HostNext))
 		}
 		return nil
-	})
+	}
+	f.park.io.Lock() // no flush moves the queued to the store meanwhile
+	defer f.park.io.Unlock()
+	for _, s := range f.park.queue.ofHostInOrder(h.key) {
+		_ = count(s) // never fails
+	}
+	if err := f.park.store.EachParkedOf(h.key, count); err != nil {
+		f.parkFailed(err)
+	}
+	pk.uncounted = 0
+}
+
+// countAllParked counts what a restart parked into every host's fit, a
+// host at a time under the crawler's lock, until stop is closed.
+func (c *Crawler) countAllParked(stop <-chan struct{}) {
+	c.mu.Lock()
+	hosts := c.f.park.toCount
+	c.f.park.toCount = nil
+	c.mu.Unlock()
+	for _, key := range hosts {
+		select {
+		case <-stop:
+			return
+		default:
+		}
+		c.mu.Lock()
+		if h := c.f.hosts[key]; h != nil {
+			c.f.countParked(h)
+			c.f.placeHost(h) // nextAllowed may be later
+		}
+		c.mu.Unlock()
+	}
+	c.f.park.counting.Store(false)
 }
 
 // parkedSeen is when a parked URL was last looked at, and whether u is

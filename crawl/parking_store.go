@@ -245,9 +245,22 @@ func (f StoredFrontier) NthParked(host string, n int) (uint32, uint64, bool, err
 	return due, fp, ok, err
 }
 
-func (f StoredFrontier) EachParked(fn func(ParkedURL) error) error {
+func (f StoredFrontier) EachParkedKey(fn func(host string, due uint32, fp uint64) error) error {
 	var ferr error
-	err := f.Revisits.Scan("", false, func(key string, v []byte) bool {
+	err := f.Revisits.Scan("", true, func(key string, _ []byte) bool {
+		host, due, fp, err := parseParkedKey(key)
+		if err != nil {
+			return true // not loaded; a take of its host drops it
+		}
+		ferr = fn(host, due, fp)
+		return ferr == nil
+	})
+	return errors.Join(err, ferr)
+}
+
+func (f StoredFrontier) EachParkedOf(host string, fn func(ParkedURL) error) error {
+	var ferr error
+	err := f.Revisits.Scan(host+"\x00", false, func(key string, v []byte) bool {
 		s, err := decodeParked(key, v)
 		if err != nil {
 			return true // not loaded; a take of its host drops it

@@ -3,6 +3,7 @@ package crawl
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -48,8 +49,14 @@ func TestParkedStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	var order []string
-	if err := sf.EachParked(func(p ParkedURL) error { order = append(order, p.State.URL); return nil }); err != nil {
-		t.Fatal(err)
+	for _, h := range []string{a, b} {
+		if err := sf.EachParkedOf(h, func(p ParkedURL) error { order = append(order, p.State.URL); return nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	keys := 0
+	if err := sf.EachParkedKey(func(string, uint32, uint64) error { keys++; return nil }); err != nil || keys != 4 {
+		t.Errorf("EachParkedKey found %d keys (%v), want 4", keys, err)
 	}
 	if got, want := strings.Join(order, ","), a+"/1,"+a+"/2,"+a+"/3,"+b+"/x"; got != want {
 		t.Errorf("parked in order %s, want %s", got, want)
@@ -280,7 +287,7 @@ func TestCrawlWithParkingRevisitsEveryPageAcrossARestart(t *testing.T) {
 	}
 	known := c.Stats().Known
 	onDisk := 0
-	if err := parkingFrontier(st).EachParked(func(ParkedURL) error { onDisk++; return nil }); err != nil {
+	if err := parkingFrontier(st).EachParkedKey(func(string, uint32, uint64) error { onDisk++; return nil }); err != nil {
 		t.Fatal(err)
 	}
 	c.mu.Lock()
@@ -292,6 +299,49 @@ func TestCrawlWithParkingRevisitsEveryPageAcrossARestart(t *testing.T) {
 	}
 	if maxHead > 2*head {
 		t.Errorf("a revisit head held %d URLs polled, more than twice %d", maxHead, head)
+	}
+
+	// A restart reads the parked keys only; each host's fit, counted from
+	// the values when the host is first served (countParked), is the fit
+	// the crawler had.
+	fits := func(c *Crawler) map[string]string {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		out := map[string]string{}
+		for h := range c.f.allHosts() {
+			c.f.countParked(h)
+			pk := h.parkFit
+			if pk == nil || pk.n == 0 {
+				continue
+			}
+			var bins []float64
+			if pk.bins != nil {
+				pk.bins.Each(func(n, _ float64) { bins = append(bins, n) })
+			}
+			out[h.key] = fmt.Sprintf("%d parked, %d without an estimate, %.3g, bins %v", pk.n, pk.unestimated, pk.prior, bins)
+		}
+		return out
+	}
+	before := fits(c)
+	if len(before) == 0 {
+		t.Fatal("nothing parked at the stop")
+	}
+	loaded, err := New(cfg, st, parkingFrontier(st))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := loaded.Load(); err != nil {
+		t.Fatal(err)
+	}
+	loaded.mu.Lock()
+	for h := range loaded.f.allHosts() {
+		if pk := h.parkFit; pk != nil && pk.uncounted != pk.n {
+			t.Errorf("%s: %d of %d parked URLs counted at the load; want none (keys only)", h.key, pk.n-pk.uncounted, pk.n)
+		}
+	}
+	loaded.mu.Unlock()
+	if after := fits(loaded); !maps.Equal(before, after) {
+		t.Errorf("parked fits before the restart:\n%v\nafter:\n%v", before, after)
 	}
 
 	// After a restart every page is polled again, parked ones too.
