@@ -98,6 +98,8 @@ type host struct {
 	// parkFit holds what the host keeps of its revisits parked on disk
 	// (parking.go); nil until it parks one.
 	parkFit *parkedFit
+	// weightNo is the host's number in the parking's weights (0: none).
+	weightNo int
 }
 
 // parkedRevisits is how many of the host's revisits are parked.

@@ -99,7 +99,24 @@ type parking struct {
 
 	queue *pendingWrites[ParkedURL]
 
+	// weights are the hosts by their parked URLs, to draw one of those at
+	// random (drawParked). c.mu.
+	weights hostWeights
+
 	io sync.Mutex
+}
+
+// weigh makes the host's weight its parked URLs, after they changed.
+// c.mu held.
+func (p *parking) weigh(h *host) {
+	if p == nil {
+		return // no parking: unparkAll finds nothing
+	}
+	n := 0
+	if h.parkFit != nil {
+		n = h.parkFit.n
+	}
+	p.weights.set(h, n)
 }
 
 func newParking(store ParkStore, head int) *parking {
@@ -235,6 +252,7 @@ func (f *frontier) parkState(h *host, st *URLState) {
 		h.parkFit = &parkedFit{}
 	}
 	h.parkFit.add(&p)
+	f.park.weigh(h)
 	f.park.queue.push(p)
 	f.placeHost(h)
 }
@@ -386,6 +404,7 @@ func (p *parking) nth(host string, n int) (fp uint64, ok bool, err error) {
 // revisit heap, up to what refills its head (and at least a quarter of
 // it). h is busy; c.mu held.
 func (f *frontier) unparkDue(h *host, now time.Time) {
+	defer f.park.weigh(h)
 	pk := h.parkFit
 	want := max(f.park.head-h.queue.Len(), f.park.head/4, 1)
 	stored, queued, next, err := f.park.takeDue(h.key, want, clampUnix(now.Unix()))
@@ -434,6 +453,7 @@ func (f *frontier) unparked(h *host, s *ParkedURL, queued bool) {
 
 // unparkOne brings one parked URL back into memory. c.mu held.
 func (f *frontier) unparkOne(h *host, fp uint64) *URLState {
+	defer f.park.weigh(h)
 	s, ok, queued, err := f.park.takeOne(h.key, fp)
 	if err != nil {
 		f.parkFailed(err)
@@ -453,6 +473,7 @@ func (f *frontier) unparkOne(h *host, fp uint64) *URLState {
 // host whose sitemap lied needs (claims.go), once a day at most. c.mu
 // held.
 func (f *frontier) unparkAll(h *host) {
+	defer f.park.weigh(h)
 	for h.parkFit != nil && h.parkFit.n > 0 {
 		stored, queued, _, err := f.park.takeDue(h.key, h.parkFit.n, math.MaxUint32)
 		if errors.Is(err, errParkingBusy) {
@@ -478,37 +499,21 @@ func (f *frontier) unparkAll(h *host) {
 
 // drawParked brings a uniformly drawn parked URL back into memory for a
 // sampled poll (selfcheck.go): a host by its parked count, then one of its
-// URLs. It walks the hosts and the host's keys: a sample is one poll in
-// hundreds. c.mu held.
+// URLs (it walks the host's keys: a sample is one poll in hundreds). c.mu
+// held.
 func (f *frontier) drawParked(rng *rand.Rand) *URLState {
-	total := 0
-	for h := range f.allHosts() {
-		if h.parkFit != nil {
-			total += h.parkFit.n
-		}
-	}
-	if total == 0 {
+	if f.park.weights.total <= 0 {
 		return nil
 	}
-	i := rng.IntN(total)
-	for h := range f.allHosts() {
-		if h.parkFit == nil || h.parkFit.n == 0 {
-			continue
-		}
-		if i >= h.parkFit.n {
-			i -= h.parkFit.n
-			continue
-		}
-		fp, ok, err := f.park.nth(h.key, i)
-		if err != nil {
-			f.parkFailed(err)
-		}
-		if !ok {
-			return nil
-		}
-		return f.unparkOne(h, fp)
+	h, i := f.park.weights.find(rng.IntN(f.park.weights.total))
+	fp, ok, err := f.park.nth(h.key, i)
+	if err != nil {
+		f.parkFailed(err)
 	}
-	return nil
+	if !ok {
+		return nil
+	}
+	return f.unparkOne(h, fp)
 }
 
 // loadParked reads every parked URL a restart finds, counting them into
@@ -527,6 +532,7 @@ func (f *frontier) loadParked() error {
 			f.park.toCount = append(f.park.toCount, h.key)
 		}
 		h.parkFit.addLoaded(due)
+		f.park.weigh(h)
 		h.known++
 		return nil
 	})

@@ -291,8 +291,11 @@ func TestCrawlWithParkingRevisitsEveryPageAcrossARestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.mu.Lock()
-	resident, parkedNow := len(c.f.urls), c.f.parkedCount()
+	resident, parkedNow, weighed := len(c.f.urls), c.f.parkedCount(), c.f.park.weights.total
 	c.mu.Unlock()
+	if weighed != parkedNow {
+		t.Errorf("the hosts' weights sum to %d, %d parked", weighed, parkedNow)
+	}
 	t.Logf("stopped with %d URLs known, %d in memory, %d parked (at most %d); polled revisits in a head at most %d", known, resident, parkedNow, maxParked, maxHead)
 	if maxParked == 0 || onDisk != parkedNow || resident+parkedNow != known {
 		t.Errorf("%d in memory and %d parked (%d on disk), %d known", resident, parkedNow, onDisk, known)
@@ -334,6 +337,9 @@ func TestCrawlWithParkingRevisitsEveryPageAcrossARestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	loaded.mu.Lock()
+	if loaded.f.park.weights.total != loaded.f.parkedCount() {
+		t.Errorf("loaded: the hosts' weights sum to %d, %d parked", loaded.f.park.weights.total, loaded.f.parkedCount())
+	}
 	for h := range loaded.f.allHosts() {
 		if pk := h.parkFit; pk != nil && pk.uncounted != pk.n {
 			t.Errorf("%s: %d of %d parked URLs counted at the load; want none (keys only)", h.key, pk.n-pk.uncounted, pk.n)
