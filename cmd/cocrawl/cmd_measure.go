@@ -240,7 +240,7 @@ func measureSitemaps(ctx context.Context, args []string, out io.Writer) error {
 }
 
 func measureScale(ctx context.Context, args []string, out io.Writer) error {
-	fs := newFlags("measure scale", "measure scale [--hosts N] [--pages N] [--links N] [--run D] [--workers N] [--revisit-min D] [--port-base PORT] [--data DIR] [--heap-profile FILE] [--cpu-profile FILE]\n\n"+
+	fs := newFlags("measure scale", "measure scale [--hosts N] [--pages N] [--links N] [--run D] [--workers N] [--revisit-min D] [--port-base PORT] [--data DIR] [--heap-profile FILE] [--cpu-profile FILE] [--restart-profile FILE]\n\n"+
 		"The web is served by `cocrawl testweb` in a process of its own, on 127.0.0.1 ports from --port-base.")
 	var c measure.ScaleConfig
 	fs.IntVar(&c.Hosts, "hosts", 1000, "hosts of the loopback web")
@@ -254,6 +254,7 @@ func measureScale(ctx context.Context, args []string, out io.Writer) error {
 	fs.StringVar(&c.Dir, "data", "", "the crawler's data folder (default: a temporary one, removed after)")
 	fs.StringVar(&c.HeapProfile, "heap-profile", "", "write the crawl's Go heap profile at its end to this file (go tool pprof)")
 	fs.StringVar(&c.CPUProfile, "cpu-profile", "", "write a CPU profile of the crawl's last minute to this file (go tool pprof)")
+	fs.StringVar(&c.RestartProfile, "restart-profile", "", "write a CPU profile of the restart to this file (go tool pprof)")
 	if pos, err := parse(fs, args); err != nil {
 		return err
 	} else if len(pos) > 0 {

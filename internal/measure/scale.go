@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/metrics"
 	"runtime/pprof"
 	"strconv"
 	"strings"
@@ -48,7 +49,10 @@ type ScaleConfig struct {
 	// minute (or quarter, when shorter) is written to: where a slowing
 	// crawl spends its time.
 	CPUProfile string
-	Progress   io.Writer
+	// RestartProfile, when set, is a file the CPU profile of the restart
+	// (the store opened, the frontier loaded, the first poll) is written to.
+	RestartProfile string
+	Progress       io.Writer
 }
 
 func (c *ScaleConfig) defaults() {
@@ -76,7 +80,9 @@ type ScaleSample struct {
 	Polls      int64
 	PollsPerS  float64 // since the sample before
 	RSS        int64   // resident bytes of this process
-	HeapInUse  int64   // of Go's heap
+	RSSAnon    int64   // of them, anonymous: without the store's mapped files
+	HeapInUse  int64   // of Go's heap, garbage not yet collected included
+	HeapLive   int64   // of Go's heap, live at the last collection
 	StoreBytes int64   // the data folder on disk
 }
 
@@ -88,10 +94,16 @@ type ScaleReport struct {
 	// second half of the frontier's growth, of resident memory and Go's
 	// heap in use against URLs known: what one more known URL costs.
 	RSSPerURL, HeapPerURL float64
-	// RSSPerResident and RSSPerSpilled split the resident slope, by least
-	// squares on both counts: what one more URL in memory (in a host's
-	// heads) costs, and one more on disk (in the backlog, or parked).
-	RSSPerResident, RSSPerSpilled float64
+	// AnonPerURL and LivePerURL are the same for the anonymous resident
+	// memory (what the kernel cannot drop: the mapped store's pages are
+	// not in it) and the live heap (what the frontier keeps, not the
+	// garbage the collector has yet to free).
+	AnonPerURL, LivePerURL float64
+	// LivePerResident and LivePerOnDisk split the live heap's slope, by
+	// least squares on both counts: what one more URL in memory (in a
+	// host's heads) keeps, and one more on disk (in the backlog, or
+	// parked).
+	LivePerResident, LivePerOnDisk float64
 	StorePerURL                   float64 // the data folder's bytes per known URL at the end
 	// FirstRate and LastRate are polls per second over the first and the
 	// last minute of the crawl (or a quarter of it, when shorter).
@@ -234,16 +246,18 @@ func scaleCrawl(ctx context.Context, cfg ScaleConfig, seeds []string, rep *Scale
 			return err
 		case now := <-tick.C:
 			s := c.Stats()
-			smp := ScaleSample{At: now.Sub(start), Known: int64(s.Known), Spilled: int64(s.Spilled), Parked: int64(s.Parked), Polls: s.Polls, RSS: residentBytes(), StoreBytes: dirBytes(cfg.Dir)}
+			smp := ScaleSample{At: now.Sub(start), Known: int64(s.Known), Spilled: int64(s.Spilled), Parked: int64(s.Parked), Polls: s.Polls, StoreBytes: dirBytes(cfg.Dir)}
+			smp.RSS, smp.RSSAnon = residentBytes()
 			var ms runtime.MemStats
 			runtime.ReadMemStats(&ms)
 			smp.HeapInUse = int64(ms.HeapInuse)
+			smp.HeapLive = liveHeapBytes()
 			smp.PollsPerS = float64(smp.Polls-last.Polls) / (smp.At - last.At).Seconds()
 			rep.Samples = append(rep.Samples, smp)
 			last = smp
 			profile.at(smp.At)
-			fmt.Fprintf(cfg.Progress, "%5.0fs %9d URLs known (%9d on disk, %9d of them parked) %9d polls %6.0f/s  RSS %6.0f MB  heap %6.0f MB  store %6.0f MB\n",
-				smp.At.Seconds(), smp.Known, smp.Spilled+smp.Parked, smp.Parked, smp.Polls, smp.PollsPerS, mb(smp.RSS), mb(smp.HeapInUse), mb(smp.StoreBytes))
+			fmt.Fprintf(cfg.Progress, "%5.0fs %9d URLs known (%9d on disk, %9d of them parked) %9d polls %6.0f/s  RSS %6.0f MB (anon %6.0f)  heap %6.0f MB (live %5.0f)  store %6.0f MB\n",
+				smp.At.Seconds(), smp.Known, smp.Spilled+smp.Parked, smp.Parked, smp.Polls, smp.PollsPerS, mb(smp.RSS), mb(smp.RSSAnon), mb(smp.HeapInUse), mb(smp.HeapLive), mb(smp.StoreBytes))
 		}
 	}
 }
@@ -255,6 +269,7 @@ type cpuProfile struct {
 	progress io.Writer
 	f        *os.File
 	tried    bool
+	what     string // what it profiles; default the crawl's end
 }
 
 // at starts the profile once the crawl has run from.
@@ -282,7 +297,11 @@ func (p *cpuProfile) stop() {
 	}
 	pprof.StopCPUProfile()
 	p.f.Close()
-	fmt.Fprintf(p.progress, "cpu profile of the crawl's end written to %s\n", p.path)
+	what := p.what
+	if what == "" {
+		what = "the crawl's end"
+	}
+	fmt.Fprintf(p.progress, "cpu profile of %s written to %s\n", what, p.path)
 }
 
 // writeHeapProfile writes the heap profile to path, when set, while the
@@ -309,6 +328,9 @@ func writeHeapProfile(path string, progress io.Writer) {
 // scaleRestart opens the store again and times the crawler's load of its
 // frontier and its first poll.
 func scaleRestart(ctx context.Context, cfg ScaleConfig, seeds []string, rep *ScaleReport) error {
+	profile := &cpuProfile{path: cfg.RestartProfile, progress: cfg.Progress, what: "the restart"}
+	profile.at(0)
+	defer profile.stop()
 	start := time.Now()
 	c, closeStore, err := openScaleCrawler(cfg, seeds)
 	if err != nil {
@@ -357,13 +379,16 @@ func (r *ScaleReport) summarise() {
 	half := r.Samples[lo:hi]
 	xs := make([]float64, len(half))
 	inMem, onDisk := make([]float64, len(half)), make([]float64, len(half))
-	rss, heap := make([]float64, len(half)), make([]float64, len(half))
+	rss, anon := make([]float64, len(half)), make([]float64, len(half))
+	heap, live := make([]float64, len(half)), make([]float64, len(half))
 	for i, s := range half {
-		xs[i], rss[i], heap[i] = float64(s.Known), float64(s.RSS), float64(s.HeapInUse)
+		xs[i], rss[i], anon[i] = float64(s.Known), float64(s.RSS), float64(s.RSSAnon)
+		heap[i], live[i] = float64(s.HeapInUse), float64(s.HeapLive)
 		inMem[i], onDisk[i] = float64(s.Known-s.Spilled-s.Parked), float64(s.Spilled+s.Parked)
 	}
 	r.RSSPerURL, r.HeapPerURL = slope(xs, rss), slope(xs, heap)
-	r.RSSPerResident, r.RSSPerSpilled = slopes2(inMem, onDisk, rss)
+	r.AnonPerURL, r.LivePerURL = slope(xs, anon), slope(xs, live)
+	r.LivePerResident, r.LivePerOnDisk = slopes2(inMem, onDisk, live)
 	end := r.Samples[n-1]
 	r.StorePerURL = float64(end.StoreBytes) / float64(max(end.Known, 1))
 	window := min(time.Minute, r.Config.Run/4)
@@ -430,19 +455,35 @@ func slope(xs, ys []float64) float64 {
 	return (n*sxy - sx*sy) / d
 }
 
-// residentBytes is this process's resident set (Linux), 0 elsewhere.
-func residentBytes() int64 {
+// residentBytes is this process's resident set, and the anonymous part
+// of it (Linux; 0 elsewhere).
+func residentBytes() (rss, anon int64) {
 	b, err := os.ReadFile("/proc/self/status")
 	if err != nil {
-		return 0
+		return 0, 0
 	}
-	for _, line := range strings.Split(string(b), "\n") {
+	kb := func(rest string) int64 {
+		n, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
+		return n << 10
+	}
+	for line := range strings.SplitSeq(string(b), "\n") {
 		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
-			return kb << 10
+			rss = kb(rest)
+		} else if rest, ok := strings.CutPrefix(line, "RssAnon:"); ok {
+			anon = kb(rest)
 		}
 	}
-	return 0
+	return rss, anon
+}
+
+// liveHeapBytes is the Go heap found live by the last collection.
+func liveHeapBytes() int64 {
+	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return int64(s[0].Value.Uint64())
 }
 
 // dirBytes is the size of the files under dir.
@@ -467,11 +508,13 @@ func (r *ScaleReport) Print(out io.Writer) {
 	end := r.Samples[len(r.Samples)-1]
 	fmt.Fprintf(out, "scale: %d hosts x %d pages on loopback, %d workers, no delay, %v\n", c.Hosts, c.Pages, c.Workers, c.Run)
 	fmt.Fprintf(out, "URLs known at the end: %d, from %d polls\n", end.Known, end.Polls)
-	fmt.Fprintf(out, "memory per additional known URL (second half of the growth): resident %.0f bytes, Go heap in use %.0f bytes\n", r.RSSPerURL, r.HeapPerURL)
-	fmt.Fprintf(out, "  of which: %.0f bytes per URL in memory (in a host's heads), %.0f per URL on disk (%d of %d at the end: %d first visits in the backlog, %d revisits parked)\n",
-		r.RSSPerResident, r.RSSPerSpilled, end.Spilled+end.Parked, end.Known, end.Spilled, end.Parked)
+	fmt.Fprintf(out, "memory per additional known URL (second half of the growth): resident %.0f bytes (anonymous %.0f), Go heap in use %.0f, live Go heap %.0f\n",
+		r.RSSPerURL, r.AnonPerURL, r.HeapPerURL, r.LivePerURL)
+	fmt.Fprintf(out, "  the live heap by where the URL is: %.0f bytes per URL in memory (in a host's heads), %.0f per URL on disk (%d of %d at the end: %d first visits in the backlog, %d revisits parked)\n",
+		r.LivePerResident, r.LivePerOnDisk, end.Spilled+end.Parked, end.Known, end.Spilled, end.Parked)
 	fmt.Fprintf(out, "store: %.0f bytes per known URL (%.0f MB)\n", r.StorePerURL, mb(end.StoreBytes))
 	fmt.Fprintf(out, "polls per second: %.0f in the first minute, %.0f in the last (%.2fx)\n", r.FirstRate, r.LastRate, r.LastRate/max(r.FirstRate, 1e-9))
 	fmt.Fprintf(out, "restart: %d URLs loaded in %v, polling again after %v\n", r.RestartKnown, r.RestartLoad.Round(time.Millisecond), r.RestartFirstPoll.Round(time.Millisecond))
-	fmt.Fprintf(out, "projection at these slopes: 100 million known URLs take %.1f GB resident beyond the start\n", r.RSSPerURL*1e8/1e9)
+	fmt.Fprintf(out, "projection at these slopes: 100 million known URLs take %.1f GB resident beyond the start (%.1f GB anonymous, %.1f GB of live heap)\n",
+		r.RSSPerURL*1e8/1e9, r.AnonPerURL*1e8/1e9, r.LivePerURL*1e8/1e9)
 }

@@ -14,12 +14,16 @@ func TestScaleSummary(t *testing.T) {
 	for i := 1; i <= 18; i++ {
 		known := int64(min(i, 11)) * 100000 // whole after 110 s
 		ss = append(ss, ScaleSample{At: time.Duration(i) * 10 * time.Second, Known: known,
-			Polls: int64(i) * 100000, RSS: 50<<20 + 2000*known + int64(i%2)*(1<<20), HeapInUse: 40<<20 + 1000*known})
+			Polls: int64(i) * 100000, RSS: 50<<20 + 2000*known + int64(i%2)*(1<<20), RSSAnon: 30<<20 + 900*known,
+			HeapInUse: 40<<20 + 1000*known, HeapLive: 20<<20 + 30*known})
 	}
 	r := &ScaleReport{Config: ScaleConfig{Run: 3 * time.Minute}, Samples: ss}
 	r.summarise()
 	if math.Abs(r.RSSPerURL-2000) > 50 || math.Abs(r.HeapPerURL-1000) > 1 {
 		t.Errorf("slopes %.0f and %.0f bytes per URL, want 2000 and 1000", r.RSSPerURL, r.HeapPerURL)
+	}
+	if math.Abs(r.AnonPerURL-900) > 1 || math.Abs(r.LivePerURL-30) > 1 {
+		t.Errorf("anonymous and live slopes %.0f and %.0f bytes per URL, want 900 and 30", r.AnonPerURL, r.LivePerURL)
 	}
 	if math.Abs(r.FirstRate-10000) > 1 || math.Abs(r.LastRate-10000) > 1 {
 		t.Errorf("rates %.0f and %.0f polls/s, want 10000", r.FirstRate, r.LastRate)
