@@ -104,7 +104,7 @@ type ScaleReport struct {
 	// host's heads) keeps, and one more on disk (in the backlog, or
 	// parked).
 	LivePerResident, LivePerOnDisk float64
-	StorePerURL                   float64 // the data folder's bytes per known URL at the end
+	StorePerURL                    float64 // the data folder's bytes per known URL at the end
 	// FirstRate and LastRate are polls per second over the first and the
 	// last minute of the crawl (or a quarter of it, when shorter).
 	FirstRate, LastRate float64
