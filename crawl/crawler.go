@@ -474,6 +474,15 @@ func (c *Crawler) serveHost(ctx context.Context, h *host) PollResult {
 		c.mu.Unlock()
 		return PollResult{}
 	}
+	// Read under the lock: a Recheck may mark st while it is fetched.
+	checked := st.checking
+	etag, lastMod := st.ETag, st.LastMod
+	if checked || st.sampling {
+		// A check wants the page's own validators, never a 304; so does a
+		// sample, judged against what is held, whoever gave it.
+		etag, lastMod = "", ""
+	}
+	notHTML := st.NotHTML && st.Polls > 0
 	c.mu.Unlock()
 	// Checked right before the fetch, against the cached robots.txt.
 	if !h.robots.Allowed(c.cfg.Agent, st.URL) {
@@ -492,14 +501,7 @@ func (c *Crawler) serveHost(ctx context.Context, h *host) PollResult {
 		c.mu.Unlock()
 		return PollResult{}
 	}
-	checked := st.checking
-	etag, lastMod := st.ETag, st.LastMod
-	if checked || st.sampling {
-		// A check wants the page's own validators, never a 304; so does a
-		// sample, judged against what is held, whoever gave it.
-		etag, lastMod = "", ""
-	}
-	res := c.fetcher.Fetch(ctx, st.URL, st.NotHTML && st.Polls > 0, etag, lastMod)
+	res := c.fetcher.Fetch(ctx, st.URL, notHTML, etag, lastMod)
 	c.polls.Add(1)
 	ev, changed, kind := c.afterFetch(h, st, &res)
 	return PollResult{Requested: true, URL: st.URL, Status: res.Status, ErrKind: kind,

@@ -101,7 +101,7 @@ func (c *Crawler) RateStats() RateStats {
 
 // ChangeRate returns a URL's estimated changes per second and the visits
 // the estimate rests on; ok is false while it has none (fewer than two
-// visits after the first).
+// visits after the first). A parked URL's state is read from the store.
 func (c *Crawler) ChangeRate(rawURL string) (perSecond float64, visits int, ok bool) {
 	u, err := Normalize(nil, rawURL)
 	if err != nil {
@@ -111,7 +111,11 @@ func (c *Crawler) ChangeRate(rawURL string) (perSecond float64, visits int, ok b
 	defer c.mu.Unlock()
 	st := c.f.get(u)
 	if st == nil {
-		return 0, 0, false
+		parked, ok := c.f.lookParked(u)
+		if !ok {
+			return 0, 0, false
+		}
+		st = &parked
 	}
 	r, ok := st.Rate.Estimate()
 	return r, int(st.Rate.Visits), ok

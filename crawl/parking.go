@@ -64,6 +64,8 @@ type ParkStore interface {
 	TakeParked(host string, n int, due uint32) (taken []ParkedURL, next uint32, err error)
 	// TakeParkedOne does the same for one parked URL.
 	TakeParkedOne(host string, due uint32, fp uint64) (ParkedURL, bool, error)
+	// ParkedOne reads one parked URL, leaving it parked.
+	ParkedOne(host string, due uint32, fp uint64) (ParkedURL, bool, error)
 	// NthParked is where the host's nth parked URL is, in key order.
 	NthParked(host string, n int) (due uint32, fp uint64, ok bool, err error)
 	// EachParkedKey calls fn with where every parked URL is, reading no
@@ -595,6 +597,29 @@ func (c *Crawler) countAllParked(stop <-chan struct{}) {
 		c.mu.Unlock()
 	}
 	c.f.park.counting.Store(false)
+}
+
+// lookParked reads the state of u, parked, leaving it parked. c.mu held.
+func (f *frontier) lookParked(u string) (URLState, bool) {
+	if f.park == nil {
+		return URLState{}, false
+	}
+	fp := urlFingerprint(u)
+	at, ok := f.park.at[fp]
+	if !ok {
+		return URLState{}, false
+	}
+	f.park.io.Lock() // a flush moves no queued URL to the store meanwhile
+	defer f.park.io.Unlock()
+	var s ParkedURL
+	if f.park.queue.update(fp, func(q *ParkedURL) { s = *q }) {
+		return s.State, s.State.URL == u
+	}
+	s, ok, err := f.park.store.ParkedOne(hostKey(u), uint32(at>>32), fp)
+	if err != nil {
+		f.parkFailed(err)
+	}
+	return s.State, ok && s.State.URL == u
 }
 
 // parkedSeen is when a parked URL was last looked at, and whether u is

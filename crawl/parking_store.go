@@ -179,18 +179,30 @@ func (f StoredFrontier) TakeParked(host string, n int, due uint32) ([]ParkedURL,
 	return got, next, f.unpark(got, bad)
 }
 
-func (f StoredFrontier) TakeParkedOne(host string, due uint32, fp uint64) (ParkedURL, bool, error) {
-	key := parkedKey(host, due, fp)
-	var s ParkedURL
-	var found bool
-	var derr error
-	err := f.Revisits.Scan(key, false, func(k string, v []byte) bool {
+// readParked reads the parked entry of key: whether it is there, and
+// its decoding's error apart from the store's.
+func (f StoredFrontier) readParked(key string) (s ParkedURL, found bool, derr, err error) {
+	err = f.Revisits.Scan(key, false, func(k string, v []byte) bool {
 		found = k == key
 		if found {
 			s, derr = decodeParked(k, v)
 		}
 		return false
 	})
+	return s, found, derr, err
+}
+
+func (f StoredFrontier) ParkedOne(host string, due uint32, fp uint64) (ParkedURL, bool, error) {
+	s, found, derr, err := f.readParked(parkedKey(host, due, fp))
+	if err == nil {
+		err = derr
+	}
+	return s, found && err == nil, err
+}
+
+func (f StoredFrontier) TakeParkedOne(host string, due uint32, fp uint64) (ParkedURL, bool, error) {
+	key := parkedKey(host, due, fp)
+	s, found, derr, err := f.readParked(key)
 	if err != nil || !found {
 		return s, false, err
 	}

@@ -303,6 +303,24 @@ func TestCrawlWithParkingRevisitsEveryPageAcrossARestart(t *testing.T) {
 	if maxHead > 2*head {
 		t.Errorf("a revisit head held %d URLs polled, more than twice %d", maxHead, head)
 	}
+	// A parked URL's change rate is read from the store, and it stays
+	// parked.
+	lookedAt := 0
+	for _, u := range w.LiveURLs() {
+		c.mu.Lock()
+		_, parked := c.f.parkedSeen(u)
+		c.mu.Unlock()
+		if !parked {
+			continue
+		}
+		if _, visits, _ := c.ChangeRate(u); visits == 0 {
+			t.Errorf("ChangeRate(%s) of a parked URL: no visits", u)
+		}
+		lookedAt++
+	}
+	if c.Stats().Parked != parkedNow || lookedAt == 0 {
+		t.Errorf("looked at %d parked URLs' rates; %d parked after, %d before", lookedAt, c.Stats().Parked, parkedNow)
+	}
 
 	// A restart reads the parked keys only; each host's fit, counted from
 	// the values when the host is first served (countParked), is the fit
