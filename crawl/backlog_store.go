@@ -148,22 +148,28 @@ func (f StoredFrontier) TakeSpilled(host string, rank uint16, fp uint64, state f
 // entries that did not decode) from the backlog: a crash between the two
 // leaves a URL in both, which the frontier takes once.
 func (f StoredFrontier) moveOut(got []SpilledURL, bad []string, state func(SpilledURL) URLState) error {
-	if len(got) > 0 {
-		states := make([]URLState, len(got))
-		for i, s := range got {
-			states[i] = state(s)
-		}
+	states := make([]URLState, len(got))
+	for i, s := range got {
+		states[i] = state(s)
+		bad = append(bad, backlogKey(s.Host, s.Rank, s.FP))
+	}
+	return f.moveToFrontier(f.Backlog, states, bad)
+}
+
+// moveToFrontier saves states as frontier states, then deletes keys from
+// table (the backlog's, or the parked revisits'): a crash between the two
+// leaves a URL in both places, never in neither.
+func (f StoredFrontier) moveToFrontier(table BacklogTable, states []URLState, keys []string) error {
+	if len(states) > 0 {
 		if err := f.SaveFrontier(states); err != nil {
 			return err
 		}
 	}
-	return f.Backlog.Batch(func(b *webevents.TableBatch) error {
-		for _, s := range got {
-			if err := b.Delete(backlogKey(s.Host, s.Rank, s.FP)); err != nil {
-				return err
-			}
-		}
-		for _, k := range bad {
+	if len(keys) == 0 {
+		return nil
+	}
+	return table.Batch(func(b *webevents.TableBatch) error {
+		for _, k := range keys {
 			if err := b.Delete(k); err != nil {
 				return err
 			}

@@ -355,27 +355,22 @@ func (f *frontier) add(s URLState) (*URLState, bool) {
 	if old := f.urls[s.URL]; old != nil {
 		return old, false
 	}
-	h := f.host(hostKey(s.URL))
+	var fp uint64
 	if f.spill != nil || f.park != nil {
-		fp := urlFingerprint(s.URL)
-		if f.park != nil && f.park.has(fp) {
-			return nil, false
+		fp = urlFingerprint(s.URL)
+		if f.park != nil && f.park.has(fp) || f.spill != nil && f.spill.has(fp) {
+			return nil, false // known, on disk
 		}
-		if f.spill == nil {
-			return f.addResident(s, h), true
-		}
-		if f.spill.has(fp) {
-			return nil, false
-		}
-		if s.Polls == 0 && !s.Gone && (h.spilled > 0 || h.first.Len() >= f.spill.head) &&
-			!s.Due.After(time.Now().Add(f.grace)) {
-			f.spill.spill(h.key, fp, &s)
-			h.spilled++
-			h.known++
-			h.unpolled++
-			f.placeHost(h)
-			return nil, true
-		}
+	}
+	h := f.host(hostKey(s.URL))
+	if f.spill != nil && s.Polls == 0 && !s.Gone && (h.spilled > 0 || h.first.Len() >= f.spill.head) &&
+		!s.Due.After(time.Now().Add(f.grace)) {
+		f.spill.spill(h.key, fp, &s)
+		h.spilled++
+		h.known++
+		h.unpolled++
+		f.placeHost(h)
+		return nil, true
 	}
 	return f.addResident(s, h), true
 }

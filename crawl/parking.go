@@ -179,21 +179,20 @@ func (p *parkedFit) addSums(s *ParkedURL) {
 // remove counts a parked URL out.
 func (p *parkedFit) remove(s *ParkedURL) {
 	p.n = max(p.n-1, 0)
-	if s.uncounted {
-		p.uncounted = max(p.uncounted-1, 0)
-		if p.n == 0 {
-			*p = parkedFit{bins: p.bins}
-		}
-		return
-	}
-	p.prior.Remove(s.State.Rate)
-	if s.Lambda >= 0 {
+	switch {
+	case s.uncounted:
+		p.uncounted = max(p.uncounted-1, 0) // not in the sums
+	case s.Lambda >= 0:
+		p.prior.Remove(s.State.Rate)
 		if p.bins != nil {
 			p.bins.Remove(s.Lambda)
 		}
-	} else if s.State.Interval > 0 && p.unestimated > 0 {
-		p.unestimated--
-		p.intervalHz = max(0, p.intervalHz-1/s.State.Interval.Seconds())
+	default:
+		p.prior.Remove(s.State.Rate)
+		if s.State.Interval > 0 && p.unestimated > 0 {
+			p.unestimated--
+			p.intervalHz = max(0, p.intervalHz-1/s.State.Interval.Seconds())
+		}
 	}
 	if p.n == 0 {
 		*p = parkedFit{bins: p.bins}

@@ -119,11 +119,9 @@ func decodeParked(key string, v []byte) (ParkedURL, error) {
 }
 
 // ParkTable is what StoredFrontier needs of the parked revisits' table: a
-// *webevents.Table (TableRevisits), or a stand-in.
-type ParkTable interface {
-	Scan(prefix string, keysOnly bool, fn func(key string, value []byte) bool) error
-	Batch(fn func(b *webevents.TableBatch) error) error
-}
+// *webevents.Table (TableRevisits), or a stand-in; the backlog's needs
+// are the same.
+type ParkTable = BacklogTable
 
 // parkStorer is a FrontierStore that can park revisits: StoredFrontier
 // with its Revisits table set.
@@ -217,28 +215,12 @@ func (f StoredFrontier) TakeParkedOne(host string, due uint32, fp uint64) (Parke
 // two leaves a URL in both, and the parked one wins at the restart (it is
 // the same state).
 func (f StoredFrontier) unpark(got []ParkedURL, bad []string) error {
-	if len(got) > 0 {
-		states := make([]URLState, len(got))
-		for i, s := range got {
-			states[i] = s.State
-		}
-		if err := f.SaveFrontier(states); err != nil {
-			return err
-		}
+	states := make([]URLState, len(got))
+	for i, s := range got {
+		states[i] = s.State
+		bad = append(bad, parkedKey(s.Host, s.Due, s.FP))
 	}
-	return f.Revisits.Batch(func(b *webevents.TableBatch) error {
-		for _, s := range got {
-			if err := b.Delete(parkedKey(s.Host, s.Due, s.FP)); err != nil {
-				return err
-			}
-		}
-		for _, k := range bad {
-			if err := b.Delete(k); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	return f.moveToFrontier(f.Revisits, states, bad)
 }
 
 func (f StoredFrontier) NthParked(host string, n int) (uint32, uint64, bool, error) {
