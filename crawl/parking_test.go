@@ -3,9 +3,9 @@ package crawl
 import (
 	"context"
 	"fmt"
-	"maps"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -325,10 +325,18 @@ func TestCrawlWithParkingRevisitsEveryPageAcrossARestart(t *testing.T) {
 	// A restart reads the parked keys only; each host's fit, counted from
 	// the values when the host is first served (countParked), is the fit
 	// the crawler had.
-	fits := func(c *Crawler) map[string]string {
+	// The sums are floats added in another order after the load, so they
+	// are compared to 1e-9 (relative, or absolute near 0), the counts exactly.
+	type fit struct {
+		n, unestimated int
+		prior          revisit.Prior
+		intervalHz     float64
+		bins           []float64
+	}
+	fits := func(c *Crawler) map[string]fit {
 		c.mu.Lock()
 		defer c.mu.Unlock()
-		out := map[string]string{}
+		out := map[string]fit{}
 		for h := range c.f.allHosts() {
 			c.f.countParked(h)
 			pk := h.parkFit
@@ -339,7 +347,7 @@ func TestCrawlWithParkingRevisitsEveryPageAcrossARestart(t *testing.T) {
 			if pk.bins != nil {
 				pk.bins.Each(func(n, _ float64) { bins = append(bins, n) })
 			}
-			out[h.key] = fmt.Sprintf("%d parked, %d without an estimate, %.3g, bins %v", pk.n, pk.unestimated, pk.prior, bins)
+			out[h.key] = fit{pk.n, pk.unestimated, pk.prior.Prior(), pk.intervalHz, bins}
 		}
 		return out
 	}
@@ -364,8 +372,18 @@ func TestCrawlWithParkingRevisitsEveryPageAcrossARestart(t *testing.T) {
 		}
 	}
 	loaded.mu.Unlock()
-	if after := fits(loaded); !maps.Equal(before, after) {
-		t.Errorf("parked fits before the restart:\n%v\nafter:\n%v", before, after)
+	near := func(a, b float64) bool { return math.Abs(a-b) <= 1e-9*(1+max(math.Abs(a), math.Abs(b))) }
+	after := fits(loaded)
+	for key, b := range before {
+		a, ok := after[key]
+		if !ok || a.n != b.n || a.unestimated != b.unestimated || a.prior.Fitted != b.prior.Fitted ||
+			!near(a.prior.Mean, b.prior.Mean) || !near(a.prior.Var, b.prior.Var) || !near(a.intervalHz, b.intervalHz) ||
+			!slices.Equal(a.bins, b.bins) {
+			t.Errorf("%s: parked fit before the restart %+v, after %+v", key, b, a)
+		}
+	}
+	if len(after) != len(before) {
+		t.Errorf("%d hosts with parked fits after the restart, %d before", len(after), len(before))
 	}
 
 	// After a restart every page is polled again, parked ones too.
