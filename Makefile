@@ -36,6 +36,7 @@ sim: ## table 6.1 at thesis scale, bang-bang runs only (28 min on 2 cores, 13 GB
 fuzz: ## fuzz each decoder for 30 s
 	$(GO) test -run '^$$' -fuzz FuzzDatReader -fuzztime 30s ./protocol/
 	$(GO) test -run '^$$' -fuzz FuzzShareControl -fuzztime 30s ./protocol/
+	$(GO) test -run '^$$' -fuzz FuzzDayFilter -fuzztime 30s ./protocol/
 	$(GO) test -run '^$$' -fuzz FuzzNormalize -fuzztime 30s ./crawl/
 	$(GO) test -run '^$$' -fuzz FuzzExtractLinks -fuzztime 30s ./crawl/
 	$(GO) test -run '^$$' -fuzz FuzzHeadersToEvent -fuzztime 30s ./crawl/

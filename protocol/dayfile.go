@@ -15,11 +15,22 @@ import (
 // serveDay serves one day file with http.ServeContent, which does the
 // conditional requests, Range, HEAD and 416. What stays ours: the one
 // range form the spec uses, gzip, and the stream slots.
+//
+// With a prefix query it serves the day file filtered to the records of
+// that prefix (spec section 7.7): a day file of its own, with its own
+// offsets, size and entity tag, and a Share-Filter header saying so.
 func (s *Server) serveDay(w http.ResponseWriter, r *http.Request, day int64) {
-	info, ok, err := s.store.DayInfo(day)
+	var filter *DayFilter
+	if f, ok, err := ParseDayFilter(r.URL.Query()); err != nil {
+		badFilter(w, err)
+		return
+	} else if ok {
+		filter = &f
+	}
+	view, ok, err := s.openDay(day, filter)
+	info := view.info
 	if err != nil {
-		s.log.Error("share: day info", "day", day, "err", err)
-		http.Error(w, "store error", http.StatusInternalServerError)
+		s.openError(w, day, err)
 		return
 	}
 	if !ok {
@@ -31,9 +42,14 @@ func (s *Server) serveDay(w http.ResponseWriter, r *http.Request, day int64) {
 		r.Header.Del("Range") // other forms are ignored, as HTTP allows (spec 5.2)
 	}
 	gz := r.Header.Get("Range") == "" && acceptsGzip(r.Header.Get("Accept-Encoding"))
-	etag := dayETag(s.store.ID(), day, info.Size, gz)
-	sameRecords(r.Header, etag)
 	h := w.Header()
+	variant := ""
+	if filter != nil {
+		variant = filter.tag()
+		h.Set(FilterHeader, filter.Query())
+	}
+	etag := dayETag(s.store.ID(), day, info.Size, variant, gz)
+	sameRecords(r.Header, etag)
 	h.Set("Content-Type", "text/plain; charset=utf-8")
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Cache-Control", "no-cache") // a day file may grow: revalidate
@@ -45,7 +61,7 @@ func (s *Server) serveDay(w http.ResponseWriter, r *http.Request, day int64) {
 	dw := &dayWriter{ResponseWriter: w, slots: s.slots, clients: s.clients, client: s.clients.key(r), gzip: gz, head: r.Method == http.MethodHead}
 	// The reader's size is the DayInfo snapshot: entries appended since are
 	// cut off, so the body matches the ETag and Content-Length announced.
-	body := &dayReader{store: s.store, day: day, size: info.Size, withhold: s.withhold}
+	body := &dayReader{read: view.read, day: day, size: info.Size, withhold: s.withhold}
 	http.ServeContent(dw, r, "", info.Updated, body)
 	if err := dw.finish(); err != nil || body.err != nil {
 		s.log.Debug("share: day file not sent whole", "day", day, "sent", body.sent, "err", errors.Join(err, body.err))
@@ -59,13 +75,17 @@ func (s *Server) serveDay(w http.ResponseWriter, r *http.Request, day int64) {
 const GenerationHeader = "Share-Generation"
 
 // dayETag is a day file's entity tag: the store (a rebuilt store never
-// matches an old tag), the day and the size (the file only grows), and the
-// encoding.
-func dayETag(storeID string, day, size int64, gz bool) string {
-	if gz {
-		return fmt.Sprintf(`"%s-%d-%d-gz"`, storeID, day, size)
+// matches an old tag), the day and the size (the file only grows), the
+// filter (DayFilter.tag; "" for the whole day) and the encoding.
+func dayETag(storeID string, day, size int64, filter string, gz bool) string {
+	tag := fmt.Sprintf(`%s-%d-%d`, storeID, day, size)
+	if filter != "" {
+		tag += "-" + filter
 	}
-	return fmt.Sprintf(`"%s-%d-%d"`, storeID, day, size)
+	if gz {
+		tag += "-gz"
+	}
+	return `"` + tag + `"`
 }
 
 // sameRecords rewrites the tags in If-None-Match and If-Range that name
@@ -202,10 +222,11 @@ func (d *dayWriter) finish() error {
 // serves: a slow client then holds no transaction open for long.
 const dayChunk = 256 << 10
 
-// dayReader is a day file as an io.ReadSeeker over the store's day log,
-// read in chunks of whole records; size fixes its end.
+// dayReader is a day file as an io.ReadSeeker over the store's day log
+// (or a filtered view of it), read in chunks of whole records; size fixes
+// its end.
 type dayReader struct {
-	store    ShareStore
+	read     logReader
 	withhold func(from string) bool
 	day      int64
 	size     int64
@@ -256,7 +277,7 @@ var errChunkDone = errors.New("protocol: chunk read")
 // or the end of the file, in one read transaction.
 func (d *dayReader) fill() error {
 	d.buf, d.bufAt = d.buf[:0], -1
-	err := d.store.ReadDay(d.day, d.pos, func(off int64, e webevents.Event) error {
+	err := d.read(d.pos, func(off int64, e webevents.Event) error {
 		if d.bufAt < 0 {
 			d.bufAt = off
 		}

@@ -5,7 +5,9 @@
 // day files into a store. The same handler serves the store as ResourceSync
 // (resourcesync.go: /.well-known/resourcesync, capability and change lists,
 // spec section 13) and takes IndexNow submissions for a crawler (indexnow.go,
-// spec section 14); lint.go is the robots.shr linter behind cocrawl shr lint.
+// spec section 14). Day files and change lists asked for with a prefix
+// query are filtered to the records of one site or path (filter.go, spec
+// section 7.7), read from the store's origin index; lint.go is the robots.shr linter behind cocrawl shr lint.
 //
 // Codecs work on io.Reader and io.Writer and know nothing of transports; the
 // handler and the client know nothing of libp2p. A peer decides whether the

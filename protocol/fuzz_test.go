@@ -3,8 +3,10 @@ package protocol
 import (
 	"bytes"
 	"io"
+	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -83,4 +85,38 @@ func FuzzShareControl(f *testing.F) {
 			t.Fatalf("round trip changed %+v to %+v", sc, again)
 		}
 	})
+}
+
+// FuzzDayFilter: a filter's query never panics; a filter it accepts
+// passes a URL only with its own origin, and passes its own prefix.
+func FuzzDayFilter(f *testing.F) {
+	for _, s := range []string{"http://a.example/", "HTTPS://A.example:8443/docs/", "http://", "ftp://a/", "http://a?b", "http://a.example/x\x00", "http://[::1]:80/p"} {
+		f.Add(s, "http://a.example/docs/1")
+	}
+	f.Fuzz(func(t *testing.T, prefix, u string) {
+		df, err := NewDayFilter(prefix)
+		if err != nil {
+			return
+		}
+		if webevents.Origin(prefix) == "" {
+			t.Fatalf("accepted %q without an origin", prefix)
+		}
+		if df.Match(u) && webevents.Origin(u) != webevents.Origin(prefix) {
+			t.Fatalf("%q passes %q of another origin", prefix, u)
+		}
+		if strings.HasPrefix(prefix[len(webevents.Origin(prefix)):], "/") && !df.Match(prefix) {
+			t.Fatalf("%q does not pass itself", prefix)
+		}
+		if back, ok, err := ParseDayFilter(mustQuery(t, df.Query())); !ok || err != nil || back != df {
+			t.Fatalf("%q: its query %q reads back as %+v %v %v", prefix, df.Query(), back, ok, err)
+		}
+	})
+}
+
+func mustQuery(t *testing.T, q string) url.Values {
+	v, err := url.ParseQuery(q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
 }

@@ -21,6 +21,7 @@ type Metrics struct {
 	fetches     *prometheus.CounterVec
 	mergeBytes  prometheus.Counter
 	mergeEvents *prometheus.CounterVec
+	filtered    *prometheus.CounterVec
 }
 
 // NewMetrics returns zeroed metrics.
@@ -42,11 +43,13 @@ func NewMetrics() *Metrics {
 		mergeBytes: one("cocrawl_merge_received_bytes_total", "Bytes received by the merge client, as they came over the wire."),
 		mergeEvents: vec("cocrawl_merge_events_total",
 			"Merged records by resolution outcome (accept, restate, ignore, violation).", "action"),
+		filtered: vec("cocrawl_share_filtered_total",
+			"Filtered day files and change lists opened, by how: origin (from the store's origin index alone), prefix (a read of one origin's records), day (a read of the whole day, begun before the index).", "how"),
 	}
 }
 
 func (m *Metrics) collectors() []prometheus.Collector {
-	return []prometheus.Collector{m.badInput, m.served, m.servedBytes, m.fetches, m.mergeBytes, m.mergeEvents}
+	return []prometheus.Collector{m.badInput, m.served, m.servedBytes, m.fetches, m.mergeBytes, m.mergeEvents, m.filtered}
 }
 
 // Describe implements prometheus.Collector.
@@ -135,4 +138,10 @@ func classifyEventError(err error) string {
 		}
 	}
 	return "other"
+}
+
+func (m *Metrics) filter(how string) {
+	if m != nil {
+		m.filtered.WithLabelValues(how).Inc()
+	}
 }

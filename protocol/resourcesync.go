@@ -80,25 +80,53 @@ func (s *Server) serveResourceSync(w http.ResponseWriter, r *http.Request) {
 		})
 	case p == rsIndex:
 		h.Set("Cache-Control", "max-age=60")
-		s.serveChangeListIndex(w, r, base)
+		if f, ok := s.rsFilter(w, r); ok {
+			s.serveChangeListIndex(w, r, base, f)
+		}
 	default:
 		day, page, ok := parseDayPage(strings.TrimPrefix(p, rsDayPrefix))
 		if !ok {
 			http.NotFound(w, r)
 			return
 		}
-		s.serveChangeList(w, r, base, day, page)
+		if f, ok := s.rsFilter(w, r); ok {
+			s.serveChangeList(w, r, base, day, page, f)
+		}
 	}
 }
 
 // serveChangeListIndex lists the pages of the days kept, oldest first.
-func (s *Server) serveChangeListIndex(w http.ResponseWriter, r *http.Request, base string) {
+// rsFilter reads a change list's prefix query (spec 7.7), the filter of
+// the day files it lists; ok is false when a bad one was answered.
+func (s *Server) rsFilter(w http.ResponseWriter, r *http.Request) (*DayFilter, bool) {
+	f, ok, err := ParseDayFilter(r.URL.Query())
+	switch {
+	case err != nil:
+		badFilter(w, err)
+		return nil, false
+	case !ok:
+		return nil, true
+	}
+	w.Header().Set(FilterHeader, f.Query())
+	return &f, true
+}
+
+// rsQuery is the query a filtered change list's links carry.
+func rsQuery(f *DayFilter) string {
+	if f == nil {
+		return ""
+	}
+	return "?" + f.Query()
+}
+
+func (s *Server) serveChangeListIndex(w http.ResponseWriter, r *http.Request, base string, f *DayFilter) {
 	today := webevents.DayOf(time.Now().Unix())
 	var days []webevents.DayInfo
 	for d := today - rsDays + 1; d <= today; d++ {
-		info, ok, err := s.store.DayInfo(d)
+		view, ok, err := s.openDay(d, f)
+		info := view.info
 		if err != nil {
-			http.Error(w, "store unavailable", http.StatusServiceUnavailable)
+			s.openError(w, d, err)
 			return
 		}
 		if ok && info.Records > 0 {
@@ -114,8 +142,8 @@ func (s *Server) serveChangeListIndex(w http.ResponseWriter, r *http.Request, ba
 		fmt.Fprintf(bw, "  <rs:md capability=\"changelist\" from=\"%s\"/>\n", rsTime(webevents.DayStart(from)))
 		for _, info := range days {
 			for page := int64(0); page*rsPageBytes < info.Size; page++ {
-				fmt.Fprintf(bw, "  <sitemap><loc>%s%s%d-%d.xml</loc><rs:md capability=\"changelist\" %s/></sitemap>\n",
-					escape(base), rsDayPrefix, info.Day, page, rsSpan(info.Day, today))
+				fmt.Fprintf(bw, "  <sitemap><loc>%s</loc><rs:md capability=\"changelist\" %s/></sitemap>\n",
+					escape(fmt.Sprintf("%s%s%d-%d.xml%s", base, rsDayPrefix, info.Day, page, rsQuery(f))), rsSpan(info.Day, today))
 			}
 		}
 		bw.WriteString("</sitemapindex>\n")
@@ -138,11 +166,12 @@ var errPageEnd = errors.New("end of page")
 // serveChangeList writes one page of a day's log: the records that start
 // in [page·rsPageBytes, (page+1)·rsPageBytes) of the day file, withheld
 // records left out.
-func (s *Server) serveChangeList(w http.ResponseWriter, r *http.Request, base string, day, page int64) {
-	info, ok, err := s.store.DayInfo(day)
+func (s *Server) serveChangeList(w http.ResponseWriter, r *http.Request, base string, day, page int64, f *DayFilter) {
+	view, ok, err := s.openDay(day, f)
+	info := view.info
 	switch {
 	case err != nil:
-		http.Error(w, "store unavailable", http.StatusServiceUnavailable)
+		s.openError(w, day, err)
 		return
 	case !ok || page*rsPageBytes >= max(info.Size, 1):
 		http.NotFound(w, r)
@@ -157,9 +186,9 @@ func (s *Server) serveChangeList(w http.ResponseWriter, r *http.Request, base st
 	start, end := page*rsPageBytes, (page+1)*rsPageBytes
 	s.writeXML(w, r, func(bw *bufio.Writer) error {
 		fmt.Fprintf(bw, "<urlset %s>\n  <rs:ln rel=\"up\" href=\"%s\"/>\n  <rs:ln rel=\"index\" href=\"%s\"/>\n",
-			rsNamespaces, escape(base+rsCapabilities), escape(base+rsIndex))
+			rsNamespaces, escape(base+rsCapabilities), escape(base+rsIndex+rsQuery(f)))
 		fmt.Fprintf(bw, "  <rs:md capability=\"changelist\" %s/>\n", rsSpan(day, today))
-		err := s.store.ReadDay(day, start, func(offset int64, e webevents.Event) error {
+		err := view.read(start, func(offset int64, e webevents.Event) error {
 			switch {
 			case offset >= end:
 				return errPageEnd

@@ -68,7 +68,7 @@ func (s *BadgerStore) expireDays(keepFrom int64) (days int, records int64, err e
 	defer s.mu.Unlock()
 	var prefixes [][]byte
 	for _, day := range old {
-		prefixes = append(prefixes, logKey(day, 0)[:len(prefixLog)+4], dayKey(day))
+		prefixes = append(prefixes, logKey(day, 0)[:len(prefixLog)+4], dayKey(day), originLogPrefix(day, ""), originDayKey(day, ""))
 	}
 	if len(prefixes) > 0 {
 		if err := s.db.DropPrefix(prefixes...); err != nil {

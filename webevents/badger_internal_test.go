@@ -1,6 +1,7 @@
 package webevents
 
 import (
+	"errors"
 	"testing"
 
 	badger "github.com/dgraph-io/badger/v4"
@@ -75,5 +76,48 @@ func TestSizesFor(t *testing.T) {
 		if fits != c.fits || c.memtable != 0 && sz.memtable != c.memtable || float64(sz.need()) > c.maxNeedShare*float64(c.free) {
 			t.Errorf("%d MiB free: memtable %d MiB, need %d MiB, fits %v", c.free>>20, sz.memtable>>20, sz.need()>>20, fits)
 		}
+	}
+}
+
+// A day an older build began has no origin index: records appended to it
+// later are not indexed either (the index would miss the first ones), and
+// OriginDayInfo says so, so that a reader filters the whole day instead.
+// A day begun now is indexed.
+func TestDayBegunBeforeTheOriginIndex(t *testing.T) {
+	s, err := OpenBadger(t.TempDir(), BadgerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	const day = 20000
+	ev := func(p string, d int64) Event {
+		return Event{URL: "http://old.example/" + p, Size: 1, LMD: 800000000, LPD: DayStart(d) + 60, CID: "c", Stat: Create}
+	}
+	first := ev("a", day)
+	info := DayInfo{Day: day, Size: int64(RecordLen(&first)), Records: 1}
+	err = s.db.Update(func(txn *badger.Txn) error {
+		if err := txn.Set(logKey(day, 0), appendToBlock(nil, appendBinary(nil, &first))); err != nil {
+			return err
+		}
+		return txn.Set(dayKey(day), encodeDayInfo(&info))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Record([]Event{ev("b", day), ev("c", day+1)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.OriginDayInfo(day, "http://old.example"); !errors.Is(err, ErrDayNotIndexed) {
+		t.Errorf("OriginDayInfo of a day begun unindexed: %v, want ErrDayNotIndexed", err)
+	}
+	n := 0
+	if err := s.ReadOriginDay(day, "http://old.example", 0, func(int64, Event) error { n++; return nil }); err != nil || n != 0 {
+		t.Errorf("ReadOriginDay of a day begun unindexed: %d records, %v", n, err)
+	}
+	if got, ok, err := s.OriginDayInfo(day+1, "http://old.example"); err != nil || !ok || got.Records != 1 {
+		t.Errorf("OriginDayInfo of a day begun now: %+v %v %v", got, ok, err)
+	}
+	if _, ok, err := s.OriginDayInfo(day+2, "http://old.example"); err != nil || ok {
+		t.Errorf("OriginDayInfo of a day without records: %v %v", ok, err)
 	}
 }

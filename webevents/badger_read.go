@@ -1,9 +1,11 @@
 package webevents
 
 import (
+	"cmp"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"fmt"
 
 	"github.com/dgraph-io/badger/v4"
 )
@@ -94,36 +96,84 @@ func (s *BadgerStore) DayInfo(day int64) (DayInfo, bool, error) {
 
 func (s *BadgerStore) ReadDay(day, from int64, fn func(int64, Event) error) error {
 	return s.db.View(func(txn *badger.Txn) error {
-		prefix := logKey(day, 0)[:len(prefixLog)+4]
-		start := logKey(day, 0)
-		if from > 0 {
-			// The entry holding byte from is the last one keyed at or before it.
-			rev := txn.NewIterator(badger.IteratorOptions{Prefix: prefix, Reverse: true})
-			rev.Seek(logKey(day, from))
-			if rev.Valid() {
-				start = rev.Item().KeyCopy(nil)
-			}
-			rev.Close()
+		return readLog(txn, logKey(day, 0)[:len(prefixLog)+4], from, fn)
+	})
+}
+
+// OriginDayInfo describes the records of day whose URLs have origin
+// (Origin): the day file filtered to one site. ok is false when the day
+// has none; the error is ErrDayNotIndexed when an older build began the
+// day, so that only a read of the whole day finds them.
+func (s *BadgerStore) OriginDayInfo(day int64, origin string) (DayInfo, bool, error) {
+	d := DayInfo{Day: day}
+	var ok bool
+	err := s.db.View(func(txn *badger.Txn) error {
+		it, err := txn.Get(originDayKey(day, origin))
+		if err == nil {
+			ok = true
+			return it.Value(func(v []byte) error { return decodeDayInfo(v, &d) })
 		}
-		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix, PrefetchValues: true, PrefetchSize: 100})
-		defer it.Close()
-		for it.Seek(start); it.Valid(); it.Next() {
-			item := it.Item()
-			off := int64(binary.BigEndian.Uint64(item.Key()[len(prefix):]))
-			err := item.Value(func(v []byte) error {
-				return decodeLog(v, func(e Event) error {
-					at := off
-					off += int64(RecordLen(&e))
-					if off <= from {
-						return nil
-					}
-					return fn(at, e)
-				})
-			})
-			if err != nil {
-				return err
-			}
+		if !errors.Is(err, badger.ErrKeyNotFound) {
+			return err
+		}
+		if _, err := txn.Get(originDayKey(day, "")); !errors.Is(err, badger.ErrKeyNotFound) {
+			return err // nil: indexed, and none of origin
+		}
+		if _, err := txn.Get(dayKey(day)); !errors.Is(err, badger.ErrKeyNotFound) {
+			return cmp.Or(err, ErrDayNotIndexed)
 		}
 		return nil
 	})
+	if err != nil && !errors.Is(err, ErrDayNotIndexed) {
+		err = fmt.Errorf("webevents: origin day info: %w", err)
+	}
+	return d, ok, err
+}
+
+// ReadOriginDay is ReadDay for the records of day whose URLs have origin,
+// with offsets in the filtered day file they make (OriginDayInfo). On a day
+// not indexed it reads nothing.
+func (s *BadgerStore) ReadOriginDay(day int64, origin string, from int64, fn func(int64, Event) error) error {
+	if origin == "" {
+		return nil
+	}
+	return s.db.View(func(txn *badger.Txn) error {
+		return readLog(txn, originLogPrefix(day, origin), from, fn)
+	})
+}
+
+// readLog calls fn with the entries of the log whose blocks are keyed by
+// prefix and a big-endian offset, from the one holding byte from on.
+func readLog(txn *badger.Txn, prefix []byte, from int64, fn func(int64, Event) error) error {
+	key := func(off int64) []byte { return binary.BigEndian.AppendUint64(append([]byte{}, prefix...), uint64(off)) }
+	start := key(0)
+	if from > 0 {
+		// The entry holding byte from is the last one keyed at or before it.
+		rev := txn.NewIterator(badger.IteratorOptions{Prefix: prefix, Reverse: true})
+		rev.Seek(key(from))
+		if rev.Valid() {
+			start = rev.Item().KeyCopy(nil)
+		}
+		rev.Close()
+	}
+	it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix, PrefetchValues: true, PrefetchSize: 100})
+	defer it.Close()
+	for it.Seek(start); it.Valid(); it.Next() {
+		item := it.Item()
+		off := int64(binary.BigEndian.Uint64(item.Key()[len(prefix):]))
+		err := item.Value(func(v []byte) error {
+			return decodeLog(v, func(e Event) error {
+				at := off
+				off += int64(RecordLen(&e))
+				if off <= from {
+					return nil
+				}
+				return fn(at, e)
+			})
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/dgraph-io/badger/v4"
 )
@@ -21,12 +22,27 @@ type writer struct {
 	size   int64
 	buf    []byte
 	urls   []string // URLs given a current state, not yet in the store's known filter
+	// indexed says, for each day touched, whether its log is indexed by
+	// origin: true for a day this store begins, false for one an older
+	// build began (its first records have no index).
+	indexed map[int64]bool
+	// The same per origin of an indexed day: its info, whether to write
+	// it, its block not yet set.
+	origins     map[originDay]*DayInfo
+	originDirty map[originDay]bool
+	originBlock map[originDay]*logBlock
 }
 
-// logBlock is consecutive records of one day, stored under the offset of
-// its first.
+type originDay struct {
+	day    int64
+	origin string
+}
+
+// logBlock is consecutive records of one day, or of one origin's records
+// of a day, stored under the offset of its first.
 type logBlock struct {
 	day, start int64
+	origin     string // "" for the day's own log
 	buf        []byte
 }
 
@@ -36,7 +52,8 @@ type logBlock struct {
 const maxBlock = 32 << 10
 
 func (s *BadgerStore) newWriter() *writer {
-	return &writer{s: s, txn: s.db.NewTransaction(true), days: make(map[int64]*DayInfo), dirty: make(map[int64]bool), blocks: make(map[int64]*logBlock)}
+	return &writer{s: s, txn: s.db.NewTransaction(true), days: make(map[int64]*DayInfo), dirty: make(map[int64]bool), blocks: make(map[int64]*logBlock),
+		indexed: make(map[int64]bool), origins: make(map[originDay]*DayInfo), originDirty: make(map[originDay]bool), originBlock: make(map[originDay]*logBlock)}
 }
 
 func (w *writer) dayInfo(day int64) (*DayInfo, error) {
@@ -51,10 +68,44 @@ func (w *writer) dayInfo(day int64) (*DayInfo, error) {
 		if err != nil {
 			return nil, err
 		}
-	case !errors.Is(err, badger.ErrKeyNotFound):
+		_, err = w.txn.Get(originDayKey(day, ""))
+		switch {
+		case err == nil:
+			w.indexed[day] = true
+		case !errors.Is(err, badger.ErrKeyNotFound):
+			return nil, err
+		}
+	case errors.Is(err, badger.ErrKeyNotFound):
+		// A day this store begins is indexed by origin from its first
+		// record; the mark goes with the day's first commit.
+		if err := w.set(originDayKey(day, ""), []byte{}); err != nil {
+			return nil, err
+		}
+		w.indexed[day] = true
+	default:
 		return nil, err
 	}
 	w.days[day] = d
+	return d, nil
+}
+
+// originInfo is the info of origin's records of day, read from the store
+// at the first touch.
+func (w *writer) originInfo(k originDay) (*DayInfo, error) {
+	if d := w.origins[k]; d != nil {
+		return d, nil
+	}
+	d := &DayInfo{Day: k.day}
+	it, err := w.txn.Get(originDayKey(k.day, k.origin))
+	switch {
+	case err == nil:
+		if err := it.Value(func(v []byte) error { return decodeDayInfo(v, d) }); err != nil {
+			return nil, err
+		}
+	case !errors.Is(err, badger.ErrKeyNotFound):
+		return nil, err
+	}
+	w.origins[k] = d
 	return d, nil
 }
 
@@ -94,10 +145,44 @@ func (w *writer) appendLog(e *Event) error {
 		w.blocks[d.Day] = b
 	}
 	b.buf = appendToBlock(b.buf, w.buf)
-	d.Size += int64(RecordLen(e))
+	n := int64(RecordLen(e))
+	d.Size += n
 	d.Records++
 	d.Updated = w.s.now()
 	w.dirty[d.Day] = true
+	if len(b.buf) >= maxBlock {
+		if err := w.flushBlock(b); err != nil {
+			return err
+		}
+	}
+	if o := Origin(e.URL); o != "" && w.indexed[d.Day] {
+		return w.appendOrigin(originDay{d.Day, o}, n, d.Updated)
+	}
+	return nil
+}
+
+// appendOrigin appends the record in w.buf, n bytes in a day file, to its
+// origin's log of the day.
+func (w *writer) appendOrigin(k originDay, n int64, at time.Time) error {
+	d, err := w.originInfo(k)
+	if err != nil {
+		return err
+	}
+	b := w.originBlock[k]
+	if b == nil {
+		b = &logBlock{day: k.day, origin: k.origin, start: d.Size}
+		w.originBlock[k] = b
+		// seal sets the block and the origin's info after full() last
+		// looked: count them now, so a transaction of many origins stays
+		// within Badger's limits.
+		w.count += 2
+		w.size += 2*int64(len(prefixOrigin)+4+len(k.origin)+9) + 2*24 + 24
+	}
+	b.buf = appendToBlock(b.buf, w.buf)
+	d.Size += n
+	d.Records++
+	d.Updated = at
+	w.originDirty[k] = true
 	if len(b.buf) >= maxBlock {
 		return w.flushBlock(b)
 	}
@@ -116,6 +201,10 @@ func (w *writer) learn() {
 }
 
 func (w *writer) flushBlock(b *logBlock) error {
+	if b.origin != "" {
+		delete(w.originBlock, originDay{b.day, b.origin})
+		return w.set(originLogKey(b.day, b.origin, b.start), b.buf)
+	}
 	delete(w.blocks, b.day)
 	return w.set(logKey(b.day, b.start), b.buf)
 }
@@ -130,12 +219,23 @@ func (w *writer) seal() error {
 			return err
 		}
 	}
+	for _, b := range w.originBlock {
+		if err := w.flushBlock(b); err != nil {
+			return err
+		}
+	}
 	for day := range w.dirty {
 		if err := w.txn.Set(dayKey(day), encodeDayInfo(w.days[day])); err != nil {
 			return err
 		}
 	}
 	clear(w.dirty)
+	for k := range w.originDirty {
+		if err := w.txn.Set(originDayKey(k.day, k.origin), encodeDayInfo(w.origins[k])); err != nil {
+			return err
+		}
+	}
+	clear(w.originDirty)
 	return nil
 }
 

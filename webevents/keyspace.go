@@ -26,6 +26,14 @@ import (
 //	d/      d/<day u32>                 day info: size, records,       webevents
 //	                                    updated
 //	c/      c/<peer>                    merge cursor (JSON)            webevents
+//	o/      o/<day u32><origin>\x00<offset u64> block of the day's      webevents
+//	                                    records of one origin (Origin),
+//	                                    offset = byte offset in the
+//	                                    origin's filtered day file
+//	i/      i/<day u32><origin>         the origin's day info          webevents
+//	        i/<day u32>                 empty: the day is indexed by
+//	                                    origin (begun by a store that
+//	                                    writes o/ and i/)
 //	f/      f/<url>                     frontier entry (binary, or     crawl, through Table(TableFrontier)
 //	                                    JSON in older stores)
 //	p/      p/<robots.shr URL>          peer-table row                 peer, through Table(TablePeers)
@@ -45,6 +53,8 @@ var (
 	prefixLog    = []byte("e/")
 	prefixDay    = []byte("d/")
 	prefixCursor = []byte("c/")
+	prefixOrigin = []byte("o/")
+	prefixOrgDay = []byte("i/")
 )
 
 // TableName names a table that a package above webevents keeps in the
@@ -65,7 +75,7 @@ var tables = []TableName{TableFrontier, TablePeers, TableBacklog, TableRevisits}
 // allPrefixes lists every prefix of the keyspace, for the test that keeps
 // them disjoint.
 func allPrefixes() [][]byte {
-	out := [][]byte{keyID[:2], prefixURL, prefixLog, prefixDay, prefixCursor}
+	out := [][]byte{keyID[:2], prefixURL, prefixLog, prefixDay, prefixCursor, prefixOrigin, prefixOrgDay}
 	for _, t := range tables {
 		out = append(out, []byte(t))
 	}
@@ -83,6 +93,29 @@ func logKey(day, off int64) []byte {
 
 func dayKey(day int64) []byte {
 	return binary.BigEndian.AppendUint32(append([]byte{}, prefixDay...), uint32(day))
+}
+
+// originLogPrefix is the prefix of the keys of one origin's blocks of a
+// day; with origin "" of every origin's blocks of the day.
+func originLogPrefix(day int64, origin string) []byte {
+	k := make([]byte, 0, len(prefixOrigin)+4+len(origin)+1+8)
+	k = append(k, prefixOrigin...)
+	k = binary.BigEndian.AppendUint32(k, uint32(day))
+	if origin == "" {
+		return k
+	}
+	return append(append(k, origin...), 0)
+}
+
+func originLogKey(day int64, origin string, off int64) []byte {
+	return binary.BigEndian.AppendUint64(originLogPrefix(day, origin), uint64(off))
+}
+
+// originDayKey is the key of an origin's day info; with origin "" the key
+// that marks the day as indexed, and the prefix of all its origins' infos.
+func originDayKey(day int64, origin string) []byte {
+	k := binary.BigEndian.AppendUint32(append([]byte{}, prefixOrgDay...), uint32(day))
+	return append(k, origin...)
 }
 
 func cursorKey(peer string) []byte { return append(append([]byte{}, prefixCursor...), peer...) }

@@ -25,6 +25,7 @@ type memDay struct {
 	offsets []int64
 	events  []Event
 	info    DayInfo
+	origins map[string]*memDay // the day's records of each origin, offsets their own
 }
 
 // NewMemStore returns an empty in-memory store.
@@ -80,11 +81,26 @@ func (s *MemStore) appendLocked(e Event) {
 		d = &memDay{info: DayInfo{Day: day}}
 		s.days[day] = d
 	}
+	d.add(e, s.now())
+	if o := Origin(e.URL); o != "" {
+		if d.origins == nil {
+			d.origins = make(map[string]*memDay)
+		}
+		od := d.origins[o]
+		if od == nil {
+			od = &memDay{info: DayInfo{Day: day}}
+			d.origins[o] = od
+		}
+		od.add(e, d.info.Updated)
+	}
+}
+
+func (d *memDay) add(e Event, at time.Time) {
 	d.offsets = append(d.offsets, d.info.Size)
 	d.events = append(d.events, e)
 	d.info.Size += int64(RecordLen(&e))
 	d.info.Records++
-	d.info.Updated = s.now()
+	d.info.Updated = at
 }
 
 func (s *MemStore) Merge(events []Event, c *Cursor) (MergeResult, error) {
@@ -161,7 +177,30 @@ func (s *MemStore) DayInfo(day int64) (DayInfo, bool, error) {
 	return d.info, true, nil
 }
 
+func (s *MemStore) OriginDayInfo(day int64, origin string) (DayInfo, bool, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return DayInfo{}, false, ErrClosed
+	}
+	if d := s.days[day]; d != nil && d.origins[origin] != nil {
+		return d.origins[origin].info, true, nil
+	}
+	return DayInfo{Day: day}, false, nil
+}
+
 func (s *MemStore) ReadDay(day, from int64, fn func(int64, Event) error) error {
+	return s.readDay(day, "", from, fn)
+}
+
+func (s *MemStore) ReadOriginDay(day int64, origin string, from int64, fn func(int64, Event) error) error {
+	if origin == "" {
+		return nil
+	}
+	return s.readDay(day, origin, from, fn)
+}
+
+func (s *MemStore) readDay(day int64, origin string, from int64, fn func(int64, Event) error) error {
 	s.mu.RLock()
 	if s.closed {
 		s.mu.RUnlock()
@@ -169,7 +208,11 @@ func (s *MemStore) ReadDay(day, from int64, fn func(int64, Event) error) error {
 	}
 	var offs []int64
 	var evs []Event
-	if d := s.days[day]; d != nil {
+	d := s.days[day]
+	if d != nil && origin != "" {
+		d = d.origins[origin]
+	}
+	if d != nil {
 		// The log is append-only: a prefix copy of the slices is a snapshot.
 		offs, evs = d.offsets[:len(d.offsets):len(d.offsets)], d.events[:len(d.events):len(d.events)]
 	}

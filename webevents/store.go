@@ -34,6 +34,14 @@ type Store interface {
 	// ReadDay calls fn, in log order, with every entry of day whose record
 	// text ends after byte from of the day file, and the entry's offset.
 	ReadDay(day int64, from int64, fn func(offset int64, e Event) error) error
+	// OriginDayInfo is DayInfo for the records of day whose URLs have
+	// origin (Origin), the day file filtered to one site; it returns
+	// ErrDayNotIndexed for a day an older build began, whose records of
+	// one origin only a read of the whole day finds.
+	OriginDayInfo(day int64, origin string) (info DayInfo, ok bool, err error)
+	// ReadOriginDay is ReadDay over those records, with offsets in the
+	// filtered day file.
+	ReadOriginDay(day int64, origin string, from int64, fn func(offset int64, e Event) error) error
 	// Expire drops what is older than day keepFrom: the logs of earlier
 	// days (their day files are no longer served), the current states of
 	// URLs deleted before it (long gone; a later poll or merge of them

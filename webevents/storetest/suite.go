@@ -53,6 +53,7 @@ func Run(t *testing.T, open func(t *testing.T) webevents.Store) {
 		{"Attribution", testAttribution},
 		{"OwnPollWins", testOwnPollWins},
 		{"Expire", testExpire},
+		{"OriginDays", testOriginDays},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -387,5 +388,89 @@ func testExpire(t *testing.T, s webevents.Store) {
 	must(t, s.Record([]webevents.Event{Ev("later", webevents.Create, 800000000, "me:1 Me", 3)}))
 	if info, ok, _ := s.DayInfo(Day0 + 3); !ok || info.Records != 3 {
 		t.Errorf("day +3 after an append: %+v", info)
+	}
+}
+
+// testOriginDays: a day's records of one origin, read alone, are the day
+// file filtered to that origin, with offsets of their own; records
+// recorded and merged, in batches of many transactions, on two days.
+func testOriginDays(t *testing.T, s webevents.Store) {
+	origins := []string{"http://a.example", "https://A.example:8443", "http://b.example"}
+	var own, merged []webevents.Event
+	for i := range 3000 {
+		e := Ev(fmt.Sprintf("p%d", i), webevents.Create, 800000000, "me:1 Me", int64(i%2))
+		e.URL = origins[i%3] + fmt.Sprintf("/p%d?i=%d", i/3, i)
+		if i%5 == 0 {
+			e.CID = "peer:1 Other"
+			merged = append(merged, e)
+			continue
+		}
+		own = append(own, e)
+	}
+	must(t, s.Record(own[:1000]))
+	_, err := s.Merge(merged, &webevents.Cursor{Peer: "http://peer.example/robots.shr"})
+	must(t, err)
+	must(t, s.Record(own[1000:]))
+	for _, day := range []int64{Day0, Day0 + 1} {
+		type entry struct {
+			off int64
+			e   webevents.Event
+		}
+		want := map[string][]entry{}
+		size := map[string]int64{}
+		must(t, s.ReadDay(day, 0, func(_ int64, e webevents.Event) error {
+			o := webevents.Origin(e.URL)
+			want[o] = append(want[o], entry{size[o], e})
+			size[o] += int64(webevents.RecordLen(&e))
+			return nil
+		}))
+		if len(want) != len(origins) {
+			t.Fatalf("day %d: %d origins, want %d", day, len(want), len(origins))
+		}
+		for o, entries := range want {
+			info, ok, err := s.OriginDayInfo(day, o)
+			must(t, err)
+			if !ok || info.Size != size[o] || info.Records != int64(len(entries)) || info.Updated.IsZero() {
+				t.Errorf("OriginDayInfo(%d, %s) = %+v %v; the day has %d records of it, %d bytes", day, o, info, ok, len(entries), size[o])
+			}
+			for _, from := range []int64{0, entries[len(entries)/2].off + 1, size[o] - 1, size[o]} {
+				var got []entry
+				must(t, s.ReadOriginDay(day, o, from, func(off int64, e webevents.Event) error {
+					got = append(got, entry{off, e})
+					return nil
+				}))
+				i := 0
+				for i < len(entries) && entries[i].off+int64(webevents.RecordLen(&entries[i].e)) <= from {
+					i++
+				}
+				if len(got) != len(entries)-i {
+					t.Fatalf("ReadOriginDay(%d, %s, %d): %d records, want %d", day, o, from, len(got), len(entries)-i)
+				}
+				for j := range got {
+					if got[j] != entries[i+j] {
+						t.Fatalf("ReadOriginDay(%d, %s, %d): record %d is %+v, want %+v", day, o, from, j, got[j], entries[i+j])
+					}
+				}
+			}
+		}
+		if _, ok, err := s.OriginDayInfo(day, "http://c.example"); ok || err != nil {
+			t.Errorf("OriginDayInfo of an origin without records: %v %v", ok, err)
+		}
+	}
+	if got := webevents.Origin("HTTPS://A.example:8443/x"); got != "https://a.example:8443" {
+		t.Errorf("Origin = %q", got)
+	}
+	x, err := s.Expire(Day0 + 1)
+	must(t, err)
+	if x.Days != 1 {
+		t.Fatalf("expired %+v", x)
+	}
+	if _, ok, err := s.OriginDayInfo(Day0, "http://a.example"); ok || err != nil {
+		t.Errorf("an expired day's origin: %v %v", ok, err)
+	}
+	n := 0
+	must(t, s.ReadOriginDay(Day0, "http://a.example", 0, func(int64, webevents.Event) error { n++; return nil }))
+	if n != 0 {
+		t.Errorf("an expired day's origin: %d records", n)
 	}
 }
