@@ -340,12 +340,17 @@ func (p *Peer) updateControl(sc *protocol.ShareControl) {
 // next. Call it after the HTTP servers stopped.
 func (p *Peer) Close() {
 	p.closeP2P()
+	p.share.CloseStreams()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := p.share.Wait(ctx); err != nil {
 		p.log.Warn("share requests still running as the store closes", "err", err)
 	}
 }
+
+// CloseStreams ends the share server's live streams (/events), which an
+// HTTP server's graceful shutdown would otherwise wait for.
+func (p *Peer) CloseStreams() { p.share.CloseStreams() }
 
 func (p *Peer) closeP2P() {
 	p.closeOnce.Do(func() {

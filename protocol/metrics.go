@@ -22,6 +22,8 @@ type Metrics struct {
 	mergeBytes  prometheus.Counter
 	mergeEvents *prometheus.CounterVec
 	filtered    *prometheus.CounterVec
+	streamSent  prometheus.Counter
+	streamDrops *prometheus.CounterVec
 }
 
 // NewMetrics returns zeroed metrics.
@@ -45,11 +47,14 @@ func NewMetrics() *Metrics {
 			"Merged records by resolution outcome (accept, restate, ignore, violation).", "action"),
 		filtered: vec("cocrawl_share_filtered_total",
 			"Filtered day files and change lists opened, by how: origin (from the store's origin index alone), prefix (a read of one origin's records), day (a read of the whole day, begun before the index).", "how"),
+		streamSent: one("cocrawl_share_stream_events_total", "Web-events sent on live streams (/events)."),
+		streamDrops: vec("cocrawl_share_stream_refused_total",
+			"Live streams refused or dropped, by reason: limit (too many subscriptions), slow (a write waited past the write timeout).", "reason"),
 	}
 }
 
 func (m *Metrics) collectors() []prometheus.Collector {
-	return []prometheus.Collector{m.badInput, m.served, m.servedBytes, m.fetches, m.mergeBytes, m.mergeEvents, m.filtered}
+	return []prometheus.Collector{m.badInput, m.served, m.servedBytes, m.fetches, m.mergeBytes, m.mergeEvents, m.filtered, m.streamSent, m.streamDrops}
 }
 
 // Describe implements prometheus.Collector.
@@ -143,5 +148,17 @@ func classifyEventError(err error) string {
 func (m *Metrics) filter(how string) {
 	if m != nil {
 		m.filtered.WithLabelValues(how).Inc()
+	}
+}
+
+func (m *Metrics) streamEvent() {
+	if m != nil {
+		m.streamSent.Inc()
+	}
+}
+
+func (m *Metrics) streamDrop(reason string) {
+	if m != nil {
+		m.streamDrops.WithLabelValues(reason).Inc()
 	}
 }

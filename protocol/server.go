@@ -1,6 +1,7 @@
 package protocol
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -36,6 +37,13 @@ type Server struct {
 	// withhold: see ServerOptions.Withhold
 	withhold func(from string) bool
 	indexNow func(IndexNowSubmission) error
+	// live streams (stream.go): bounded in all and per client
+	streams     chan struct{}
+	subscribers *clientSlots
+	streamWrite time.Duration
+	closing     chan struct{}
+	closeOnce   sync.Once
+	now         func() time.Time
 }
 
 // ServerOptions configure NewServer.
@@ -71,6 +79,14 @@ type ServerOptions struct {
 	// indexnow.go): it verifies the key before any URL counts, and
 	// returns ErrIndexNowScope or ErrIndexNowBusy to refuse one.
 	IndexNow func(IndexNowSubmission) error
+	// MaxSubscribers bounds the live streams of /events (stream.go) at
+	// once; 0 means 256. MaxSubscribersPerClient bounds one client's, by
+	// ClientKey; 0 means 4. Further requests get 503 with Retry-After.
+	MaxSubscribers, MaxSubscribersPerClient int
+	// StreamWriteTimeout is how long a write to a live stream may wait
+	// for a subscriber that does not read before it is dropped; 0 means
+	// 30 s.
+	StreamWriteTimeout time.Duration
 }
 
 // NewServer returns the handler for store.
@@ -116,8 +132,18 @@ func NewServer(store ShareStore, o ServerOptions) (*Server, error) {
 	if key == nil {
 		key = ClientIP
 	}
+	subs := o.MaxSubscribers
+	if subs <= 0 {
+		subs = defaultSubscribers
+	}
+	subsPerClient := o.MaxSubscribersPerClient
+	if subsPerClient <= 0 {
+		subsPerClient = defaultSubscribersPerClient
+	}
 	return &Server{store: store, control: c, repo: path, log: lg, slots: make(chan struct{}, n), update: o.Update, metrics: o.Metrics,
-		withhold: o.Withhold, indexNow: o.IndexNow, clients: &clientSlots{max: perClient, key: key, held: map[string]int{}}}, nil
+		withhold: o.Withhold, indexNow: o.IndexNow, clients: &clientSlots{max: perClient, key: key, held: map[string]int{}},
+		streams: make(chan struct{}, subs), subscribers: &clientSlots{max: subsPerClient, key: key, held: map[string]int{}},
+		streamWrite: cmp.Or(o.StreamWriteTimeout, defaultStreamWriteTimeout), closing: make(chan struct{}), now: time.Now}, nil
 }
 
 // Wait returns when no request is being served, or with ctx's error. The
@@ -187,6 +213,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	switch p := r.URL.Path; {
+	case p == StreamPath:
+		resource = "events"
+		s.serveStream(sw, r)
 	case p == "/robots.shr":
 		resource = "shr"
 		s.serveControl(sw, r)
@@ -254,6 +283,10 @@ func (w *statusWriter) WriteHeader(code int) {
 	w.code = code
 	w.ResponseWriter.WriteHeader(code)
 }
+
+// Unwrap lets http.ResponseController reach the connection's Flush and
+// write deadline, which live streams need.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // Timeouts bound how long a client may hold a server connection. Zero
 // fields take the defaults of DefaultTimeouts.

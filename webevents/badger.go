@@ -69,6 +69,8 @@ type BadgerStore struct {
 	stop  context.CancelFunc
 	done  chan struct{}
 	space *spaceGuard // refuses writes on a nearly full disk (space.go)
+	// appended wakes live readers after each write (notify.go)
+	appended appendSignal
 }
 
 // OpenBadger opens or creates a store in dir.

@@ -91,6 +91,9 @@ func (s *BadgerStore) Merge(events []Event, c *Cursor) (MergeResult, error) {
 	if err := commits.wait(); err != nil {
 		return r.result, fmt.Errorf("webevents: merge: %w", err)
 	}
+	if r.result.Accepted > 0 {
+		s.appended.signal()
+	}
 	return r.result, nil
 }
 

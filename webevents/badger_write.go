@@ -311,5 +311,6 @@ func (s *BadgerStore) Record(events []Event) error {
 	if err := w.commit(false); err != nil {
 		return fmt.Errorf("webevents: record: %w", err)
 	}
+	s.appended.signal()
 	return nil
 }

@@ -19,6 +19,8 @@ type MemStore struct {
 	cursors map[string]Cursor
 	closed  bool
 	now     func() time.Time
+	// appended wakes live readers after each write (notify.go)
+	appended appendSignal
 }
 
 type memDay struct {
@@ -70,6 +72,7 @@ func (s *MemStore) Record(events []Event) error {
 		e.From = ""
 		s.appendLocked(e)
 	}
+	s.appended.signal()
 	return nil
 }
 
@@ -129,6 +132,9 @@ func (s *MemStore) Merge(events []Event, c *Cursor) (MergeResult, error) {
 		cc := *c
 		cc.Marks = slices.Clone(c.Marks)
 		s.cursors[c.Peer] = cc
+	}
+	if r.result.Accepted > 0 {
+		s.appended.signal()
 	}
 	return r.result, nil
 }

@@ -199,7 +199,7 @@ func servePeer(ctx context.Context, o *runOptions, out io.Writer) error {
 		shareHandler = p.Handler()
 	}
 	serveErr := make(chan error, 2)
-	stopServer := serveOn(ln, shareHandler, serveErr)
+	stopServer := serveOn(ln, shareHandler, serveErr, p.CloseStreams)
 	defer stopServer()
 	adminBase := "http://" + ln.Addr().String()
 	if adminAddr != "" {
@@ -258,8 +258,13 @@ func adminAddress(flag string, share *net.TCPAddr) string {
 // serveOn serves h on ln until the returned stop is called: a graceful
 // shutdown of 5 s, then every connection closed, so no request is still
 // reading the store when it closes.
-func serveOn(ln net.Listener, h http.Handler, errc chan<- error) (stop func()) {
+// onShutdown runs as the shutdown begins: live streams end there, as a
+// graceful shutdown would wait the 5 s for them.
+func serveOn(ln net.Listener, h http.Handler, errc chan<- error, onShutdown ...func()) (stop func()) {
 	hs := protocol.NewHTTPServer(ln.Addr().String(), h, protocol.Timeouts{})
+	for _, f := range onShutdown {
+		hs.RegisterOnShutdown(f)
+	}
 	go func() { errc <- hs.Serve(ln) }()
 	return func() {
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

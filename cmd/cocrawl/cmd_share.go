@@ -85,7 +85,11 @@ func serveShare(ctx context.Context, ln net.Listener, srv http.Handler, admin st
 		metricsAt = "http://" + aln.Addr().String() + "/metrics"
 	}
 	started(metricsAt)
-	stop := serveOn(ln, shareHandler, errc)
+	var onShutdown []func()
+	if s, ok := srv.(interface{ CloseStreams() }); ok {
+		onShutdown = append(onShutdown, s.CloseStreams)
+	}
+	stop := serveOn(ln, shareHandler, errc, onShutdown...)
 	select {
 	case err := <-errc:
 		stop()
