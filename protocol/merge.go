@@ -58,6 +58,10 @@ type Merger struct {
 	// merges only URLs within its own scope); the others are counted as
 	// Filtered.
 	Filter func(*webevents.Event) bool
+	// Prefix, when set, asks for day files filtered to it (spec 7.7); a
+	// server that sends whole files has them filtered here, with offsets
+	// in the whole files. Records it leaves out count as Filtered.
+	Prefix *DayFilter
 	// CheckControl, when set, may refuse a peer's robots.shr before anything
 	// is merged; a libp2p client uses it to reject a file whose peer-id is
 	// not the peer the connection authenticated.
@@ -286,6 +290,9 @@ func (m *Merger) mergeDay(ctx context.Context, repo *url.URL, day int64, cur *we
 		return dr, nil
 	}
 	u := repo.JoinPath(strconv.FormatInt(day, 10) + ".dat").String()
+	if m.Prefix != nil {
+		u += "?" + m.Prefix.Query()
+	}
 	for attempt := 0; attempt < 2; attempt++ {
 		req, err := m.newRequest(ctx, u)
 		if err != nil {
@@ -450,9 +457,11 @@ func (m *Merger) decodeDay(resp *http.Response, day, base int64, cur *webevents.
 			m.logger().Warn("merge: a peer's day file passed the quota", "peer", cur.Peer, "day", day, "quota", m.dayQuota())
 		}
 		taken += int64(len(b.events))
-		if m.Filter != nil {
+		if m.Filter != nil || m.Prefix != nil {
 			n := len(b.events)
-			b.events = slices.DeleteFunc(b.events, func(e webevents.Event) bool { return !m.Filter(&e) })
+			b.events = slices.DeleteFunc(b.events, func(e webevents.Event) bool {
+				return (m.Filter != nil && !m.Filter(&e)) || (m.Prefix != nil && !m.Prefix.Match(e.URL))
+			})
 			dr.Filtered += int64(n - len(b.events))
 		}
 		mk := webevents.DayMark{Day: day, Offset: base + b.offset, Records: taken, Gen: generation(resp)}

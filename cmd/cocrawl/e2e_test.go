@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/cocrawl/cocrawl/internal/testweb"
+	"github.com/cocrawl/cocrawl/protocol"
 	"github.com/cocrawl/cocrawl/webevents"
 )
 
@@ -391,4 +392,74 @@ func TestCrawlKillAndResume(t *testing.T) {
 		}
 	}
 	t.Logf("killed after %d polls, resumed with %d URLs; %d pages created once each", polls, resumed, len(creates))
+}
+
+// `cocrawl subscribe` of one site runs a command per event of that site,
+// keeps its place in its state file, and a second run from that file
+// delivers nothing twice.
+func TestSubscribeEndToEnd(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "A")
+	today := webevents.Today(time.Now())
+	evs := genEvents(today, 40, 0, "a.example:8470 A/1")
+	for i := range evs {
+		if i%4 == 0 {
+			evs[i].URL = strings.Replace(evs[i].URL, "://", "://other-", 1)
+		}
+	}
+	writeDat(t, filepath.Join(dir, "a.dat"), evs, "")
+	mustRun(t, "events", "import", filepath.Join(dir, "a.dat"), "--data", data)
+	shr, _ := startShare(t, data, "127.0.0.1:0")
+	base := strings.TrimSuffix(shr, "/robots.shr")
+	prefix := webevents.Origin(evs[1].URL) + "/"
+	want := 0
+	for _, e := range evs {
+		if strings.HasPrefix(e.URL, prefix) {
+			want++
+		}
+	}
+	state, out := filepath.Join(dir, "sub.json"), filepath.Join(dir, "events.jsonl")
+	subscribe := func() {
+		cmd := exec.Command(binary, "subscribe", base, "--prefix", prefix, "--state", state, "--allow-private",
+			"--exec", `cat >> `+out+` && echo "$COCRAWL_STAT $COCRAWL_URL" >> `+out+`.env`)
+		cmd.Stderr = os.Stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			b, _ := os.ReadFile(out)
+			if strings.Count(string(b), "\n") >= want || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		time.Sleep(500 * time.Millisecond) // more would come now, were any sent twice
+		cmd.Process.Signal(syscall.SIGTERM)
+		if err := cmd.Wait(); err != nil {
+			t.Errorf("subscribe did not stop cleanly: %v", err)
+		}
+	}
+	subscribe()
+	subscribe()
+	b, _ := os.ReadFile(out)
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) != want {
+		t.Fatalf("%d events delivered over two runs, want %d once each:\n%s", len(lines), want, b)
+	}
+	for _, l := range lines {
+		var e protocol.SubscribedEvent
+		if err := json.Unmarshal([]byte(l), &e); err != nil || !strings.HasPrefix(e.URL, prefix) || e.Day != today || e.Offset == nil {
+			t.Fatalf("event %q: %v", l, err)
+		}
+	}
+	env, _ := os.ReadFile(out + ".env")
+	for _, l := range strings.Split(strings.TrimSpace(string(env)), "\n") {
+		if stat, u, _ := strings.Cut(l, " "); len(stat) != 1 || !strings.Contains("CUD", stat) || !strings.HasPrefix(u, prefix) {
+			t.Errorf("the command's environment: %q", l)
+		}
+	}
+	if st, _ := os.ReadFile(state); !strings.Contains(string(st), `"stream": "`) {
+		t.Errorf("state file: %s", st)
+	}
 }

@@ -26,19 +26,20 @@ type command struct {
 }
 
 var commands = map[string]command{
-	"events":  {"list, import or export the web-events of a store", cmdEvents},
-	"share":   {"serve the share repository of a store, without crawling", cmdShare},
-	"publish": {"a site owner's publisher: the web-events of a document root, for peers to merge", cmdPublish},
-	"merge":   {"merge once from the peer whose robots.shr is at URL", cmdMerge},
-	"shr":     {"`shr lint URL`: report every spec violation of a peer", cmdShr},
-	"run":     {"run a peer: poll, merge, share, find peers over libp2p", cmdRun},
-	"crawl":   {"the current-day crawler: poll only, share nothing", cmdCrawl},
-	"robots":  {"say whether AGENT may fetch URL under the robots.txt in FILE", cmdRobots},
-	"peers":   {"ask a running peer for its peer table", cmdPeers},
-	"testweb": {"serve a synthetic changing web on loopback, to crawl and test against", cmdTestweb},
-	"sim":     {"run an experiment of the thesis's chapter 6 in the simulator", cmdSim},
-	"demo":    {"a cooperating community against polling-only peers on a synthetic web", cmdDemo},
-	"measure": {"`measure revisits|first-visits|sitemaps|publish|regimes|events|mediawiki|scale`: policies against ground truth; one peer at scale", cmdMeasure},
+	"events":    {"list, import or export the web-events of a store", cmdEvents},
+	"share":     {"serve the share repository of a store, without crawling", cmdShare},
+	"publish":   {"a site owner's publisher: the web-events of a document root, for peers to merge", cmdPublish},
+	"merge":     {"merge once from the peer whose robots.shr is at URL", cmdMerge},
+	"subscribe": {"follow a peer's web-events, one site's or all: its live stream, or its day files", cmdSubscribe},
+	"shr":       {"`shr lint URL`: report every spec violation of a peer", cmdShr},
+	"run":       {"run a peer: poll, merge, share, find peers over libp2p", cmdRun},
+	"crawl":     {"the current-day crawler: poll only, share nothing", cmdCrawl},
+	"robots":    {"say whether AGENT may fetch URL under the robots.txt in FILE", cmdRobots},
+	"peers":     {"ask a running peer for its peer table", cmdPeers},
+	"testweb":   {"serve a synthetic changing web on loopback, to crawl and test against", cmdTestweb},
+	"sim":       {"run an experiment of the thesis's chapter 6 in the simulator", cmdSim},
+	"demo":      {"a cooperating community against polling-only peers on a synthetic web", cmdDemo},
+	"measure":   {"`measure revisits|first-visits|sitemaps|publish|regimes|events|mediawiki|scale`: policies against ground truth; one peer at scale", cmdMeasure},
 }
 
 // Exit codes (docs/architecture.md, "Command line"): 0 success, 1 failure or a negative answer, 2 usage.
