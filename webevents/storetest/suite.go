@@ -24,7 +24,7 @@ func Ev(p string, s webevents.Stat, lmd int64, cid string, dayOff int64) webeven
 // OpenBadger opens a Badger store in a temporary folder for the test and
 // closes it when the test ends: the store the other packages' suites
 // (frontier, peer table) run their tables on.
-func OpenBadger(t *testing.T) *webevents.BadgerStore {
+func OpenBadger(t testing.TB) *webevents.BadgerStore {
 	t.Helper()
 	st, err := webevents.OpenBadger(t.TempDir(), webevents.BadgerOptions{})
 	if err != nil {
