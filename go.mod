@@ -15,6 +15,7 @@ require (
 	github.com/marcopolo/simnet v0.0.7
 	github.com/mmcdole/gofeed v1.4.2
 	github.com/multiformats/go-multiaddr v0.16.1
+	github.com/nlnwa/gowarc/v3 v3.1.0
 	github.com/prometheus/client_golang v1.25.0
 	golang.org/x/net v0.62.0
 	golang.org/x/sys v0.49.0

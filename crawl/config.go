@@ -25,6 +25,9 @@ type Config struct {
 	CID   string // "host:port Moniker" written in every event; required
 	Agent string // robots.txt product token; default "cocrawl"
 	Fetch FetchConfig
+	// Archive, when set, is given every page the crawler fetched
+	// (archive.go): a WARC writer for `--warc DIR`.
+	Archive Archive
 
 	Workers       int           // fetches in flight across hosts; default 8
 	MinDelay      time.Duration // per-host delay floor; default 1 s; 0 allowed with DelaySet

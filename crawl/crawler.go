@@ -88,6 +88,7 @@ func New(cfg Config, store Store, fs FrontierStore) (*Crawler, error) {
 	if err := cfg.defaults(); err != nil {
 		return nil, &ConfigError{err}
 	}
+	cfg.Fetch.KeepResponse = cfg.Fetch.KeepResponse || cfg.Archive != nil
 	c := &Crawler{cfg: cfg, store: store, fstore: fs, fetcher: NewFetcher(cfg.Fetch), f: newFrontier(),
 		wake: make(chan struct{}, 1), queue: newPersistQueue(), errs: map[string]int64{}, deletedBy: map[string]int64{}, scope: map[string]bool{},
 		order: maphash.MakeSeed(), fitEvery: fitEvery, self: newSelfCheck(cfg.SampleShare)}
@@ -503,7 +504,8 @@ func (c *Crawler) serveHost(ctx context.Context, h *host) PollResult {
 	}
 	res := c.fetcher.Fetch(ctx, st.URL, notHTML, etag, lastMod)
 	c.polls.Add(1)
-	ev, changed, kind := c.afterFetch(h, st, &res)
+	ev, changed, kind, prev := c.afterFetch(h, st, &res)
+	c.archive(st.URL, &res, prev, changed)
 	return PollResult{Requested: true, URL: st.URL, Status: res.Status, ErrKind: kind,
 		Changed: changed, Event: ev, Bytes: res.Size, Cost: res.End.Sub(res.Start),
 		LastModified: res.LastModified, ETag: res.ETag, Digest: res.Digest, Checked: checked,
@@ -515,12 +517,12 @@ func (c *Crawler) serveHost(ctx context.Context, h *host) PollResult {
 // It returns the event, whether it was one, and the poll's error kind, and
 // leaves res as it was read: without the validators the host is not
 // trusted for, a deletion the host did not announce as a 404.
-func (c *Crawler) afterFetch(h *host, st *URLState, res *Result) (webevents.Event, bool, string) {
+func (c *Crawler) afterFetch(h *host, st *URLState, res *Result) (webevents.Event, bool, string, *webevents.Event) {
 	prev := c.previous(st)
 	c.mu.Lock()
 	if c.takeNoiseRead(h, st, res, prev) {
 		c.mu.Unlock()
-		return webevents.Event{}, false, ""
+		return webevents.Event{}, false, "", prev
 	}
 	deletedBy := c.unannouncedDeletion(h, res)
 	c.mu.Unlock()
@@ -534,7 +536,7 @@ func (c *Crawler) afterFetch(h *host, st *URLState, res *Result) (webevents.Even
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.afterLook(h, st, res, prev, changed, kind, refused)
-	return ev, changed, kind
+	return ev, changed, kind, prev
 }
 
 // previous is the URL's last event: the one waiting for the store, else

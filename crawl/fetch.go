@@ -1,6 +1,7 @@
 package crawl
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -36,6 +37,9 @@ type FetchConfig struct {
 	MinSpeedAfter time.Duration
 	ConnsPerHost  int  // connections per host; default 1
 	AllowPrivate  bool // allow loopback and private addresses
+	// KeepResponse keeps each page's request and response headers and the
+	// body as read in its Result (Result.Raw), for an archive (Config.Archive).
+	KeepResponse bool
 }
 
 func (c *FetchConfig) defaults() {
@@ -142,6 +146,18 @@ type Result struct {
 	// Server is the address (IP:port) of the connection that served the
 	// request: virtual hosts on one server share it (servers.go).
 	Server string
+	// Raw is the exchange as sent and read, when FetchConfig.KeepResponse.
+	Raw *RawExchange
+}
+
+// RawExchange is a request and its response as the HTTP client sent and
+// parsed them.
+type RawExchange struct {
+	Method    string
+	ReqHeader http.Header
+	Proto     string
+	Header    http.Header
+	Body      []byte
 }
 
 // ErrTooSlow is returned for a transfer under the minimum speed.
@@ -175,6 +191,9 @@ func (f *Fetcher) Fetch(ctx context.Context, rawURL string, head bool, etag, las
 	}
 	defer resp.Body.Close()
 	r.Status = resp.StatusCode
+	if f.cfg.KeepResponse {
+		r.Raw = &RawExchange{Method: method, ReqHeader: req.Header.Clone(), Proto: resp.Proto, Header: resp.Header.Clone()}
+	}
 	params := readHeaders(resp.Header, &r)
 	switch {
 	case resp.StatusCode >= 300 && resp.StatusCode < 400 && resp.StatusCode != http.StatusNotModified:
@@ -198,7 +217,13 @@ func (f *Fetcher) Fetch(ctx context.Context, rawURL string, head bool, etag, las
 func (f *Fetcher) readBody(r *Result, resp *http.Response, rawURL, cs string) {
 	h := sha256.New()
 	counted := &iolimit.MinSpeed{R: io.LimitReader(resp.Body, f.cfg.MaxBodyBytes+1), Start: r.Start, Min: f.cfg.MinSpeed, After: f.cfg.MinSpeedAfter, TooSlow: ErrTooSlow}
-	body := io.TeeReader(counted, h)
+	var hashed io.Writer = h
+	var kept *bytes.Buffer
+	if r.Raw != nil {
+		kept = &bytes.Buffer{}
+		hashed = io.MultiWriter(h, kept)
+	}
+	body := io.TeeReader(counted, hashed)
 	if r.HTML {
 		base, _ := url.Parse(rawURL)
 		var in io.Reader = body
@@ -232,6 +257,9 @@ func (f *Fetcher) readBody(r *Result, resp *http.Response, rawURL, cs string) {
 	if counted.N() > f.cfg.MaxBodyBytes {
 		r.Truncated, r.Size = true, f.cfg.MaxBodyBytes
 		r.HasFingerprint, r.page = false, nil // of part of a page: not comparable
+	}
+	if kept != nil {
+		r.Raw.Body = kept.Bytes()[:min(int64(kept.Len()), f.cfg.MaxBodyBytes)]
 	}
 	r.Digest = "sha256:" + hex.EncodeToString(h.Sum(nil))
 }

@@ -75,6 +75,19 @@ func runCrawl(ctx context.Context, o *crawlOptions, out io.Writer) error {
 	defer st.Close()
 	cfg := o.settings.crawlConfig(o.seeds, o.cid, o.allowPrivate)
 	cfg.Logger = logger()
+	arch, err := o.settings.openArchive()
+	if err != nil {
+		return err
+	}
+	if arch != nil {
+		cfg.Archive = arch
+		defer func() {
+			if err := arch.Close(); err != nil {
+				logger().Error("WARC: the last file was not finished", "err", err)
+			}
+			fmt.Fprintln(out, archiveLine(arch, o.settings.Warc))
+		}()
+	}
 	c, err := crawl.New(cfg, st, peer.StoresIn(st.BadgerStore).Frontier)
 	if err != nil {
 		st.discardIfNew()

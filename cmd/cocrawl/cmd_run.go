@@ -173,7 +173,21 @@ func servePeer(ctx context.Context, o *runOptions, out io.Writer) error {
 		return err
 	}
 	defer st.Close()
-	p, err := peer.New(o.peerConfig(addr, ln.Addr().(*net.TCPAddr).IP, lg), peer.StoresIn(st.BadgerStore))
+	pc := o.peerConfig(addr, ln.Addr().(*net.TCPAddr).IP, lg)
+	arch, err := o.settings.openArchive()
+	if err != nil {
+		return err
+	}
+	if arch != nil {
+		pc.Crawl.Archive = arch
+		defer func() {
+			if err := arch.Close(); err != nil {
+				lg.Error("WARC: the last file was not finished", "err", err)
+			}
+			fmt.Fprintln(out, archiveLine(arch, o.settings.Warc))
+		}()
+	}
+	p, err := peer.New(pc, peer.StoresIn(st.BadgerStore))
 	if err != nil {
 		st.discardIfNew()
 		return asUsage(err)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cocrawl/cocrawl/crawl"
+	"github.com/cocrawl/cocrawl/crawl/warc"
 	"github.com/cocrawl/cocrawl/protocol"
 )
 
@@ -35,6 +36,10 @@ type crawlSettings struct {
 	ServerConns       int
 	ServerDelayShare  float64
 	MaxHostsPerServer int
+	// WARC capture (crawl/warc): the folder, "" for none, and the size a
+	// file may reach
+	Warc       string
+	WarcMaxMiB int
 }
 
 type duration struct{ time.Duration }
@@ -50,6 +55,7 @@ func defaultCrawlSettings() crawlSettings {
 		UserAgent:     "cocrawl/" + protocol.CurrentVersion + " (+https://github.com/cocrawl/cocrawl)",
 		MaxCrawlDelay: duration{d.MaxCrawlDelay}, Scope: d.Scope, ConnsPerHost: d.Fetch.ConnsPerHost,
 		ServerConns: d.ServerConns, ServerDelayShare: d.ServerDelayShare, MaxHostsPerServer: d.MaxHostsPerServer,
+		WarcMaxMiB: 1024,
 	}
 }
 
@@ -67,6 +73,8 @@ type crawlFlagSet struct {
 	explore                              *float64
 	sitemaps                             *bool
 	include, exclude                     multiFlag
+	warc                                 *string
+	warcMaxMiB                           *int
 }
 
 func addCrawlFlags(fs *flag.FlagSet) *crawlFlagSet {
@@ -92,6 +100,8 @@ func addCrawlFlags(fs *flag.FlagSet) *crawlFlagSet {
 	c.maxHostsPerServer = fs.Int("max-hosts-per-server", d.MaxHostsPerServer, "hosts polled on one server address (a CDN's serves many sites: raise it for a crawl of those)")
 	fs.Var(&c.include, "include", "regular expression a URL must match (repeatable)")
 	fs.Var(&c.exclude, "exclude", "regular expression a URL must not match (repeatable)")
+	c.warc = fs.String("warc", "", "write every page fetched to WARC/1.1 files in this folder (unchanged pages as revisit records)")
+	c.warcMaxMiB = fs.Int("warc-max-mib", d.WarcMaxMiB, "size in MiB a WARC file reaches before the next one begins")
 	return c
 }
 
@@ -108,8 +118,11 @@ func (c *crawlFlagSet) settings() (crawlSettings, error) {
 		UserAgent: *c.ua, From: *c.from, MaxCrawlDelay: duration{*c.maxCD},
 		Scope: *c.scope, Include: c.include, Exclude: c.exclude, ConnsPerHost: *c.conns,
 		ServerConns: *c.serverConns, ServerDelayShare: *c.serverDelayShare, MaxHostsPerServer: *c.maxHostsPerServer,
+		Warc: *c.warc, WarcMaxMiB: *c.warcMaxMiB,
 	}
 	switch {
+	case s.WarcMaxMiB < 1:
+		return s, usagef("--warc-max-mib must be at least 1")
 	case s.Delay.Duration < 0:
 		return s, usagef("--delay cannot be negative")
 	case s.Workers < 1:
@@ -136,6 +149,24 @@ func (c *crawlFlagSet) settings() (crawlSettings, error) {
 		return s, usagef("--user-agent cannot be empty")
 	}
 	return s, nil
+}
+
+// openArchive opens the WARC writer of --warc; nil without it.
+func (s crawlSettings) openArchive() (*warc.Writer, error) {
+	if s.Warc == "" {
+		return nil, nil
+	}
+	w, err := warc.Open(warc.Options{Dir: s.Warc, MaxSize: int64(s.WarcMaxMiB) << 20, Software: s.UserAgent})
+	if err != nil {
+		return nil, fmt.Errorf("--warc: %w", err)
+	}
+	return w, nil
+}
+
+// archiveLine says what the WARC writer wrote.
+func archiveLine(w *warc.Writer, dir string) string {
+	s := w.Stats()
+	return fmt.Sprintf("WARC: %d records (%d revisits), %.1f MB before compression, in %s", s.Records, s.Revisits, float64(s.Bytes)/1e6, dir)
 }
 
 // agentToken is the product token of a User-Agent, matched in robots.txt.

@@ -25,7 +25,8 @@ var allowed = map[string][]string{
 	"internal/testweb":    {},
 	"internal/chart":      {},
 	"protocol":            {"webevents", "crawl/sitemap", "internal/netguard", "internal/iolimit"},
-	"crawl":               {"webevents", "crawl/revisit", "crawl/sitemap", "crawl/fingerprint", "internal/netguard", "internal/iolimit"},
+	"crawl":               {"webevents", "crawl/revisit", "crawl/sitemap", "crawl/fingerprint", "crawl/warc", "internal/netguard", "internal/iolimit"},
+	"crawl/warc":          {},
 	"crawl/revisit":       {},
 	"crawl/fingerprint":   {},
 	"crawl/sitemap":       {},
@@ -43,6 +44,7 @@ var allowed = map[string][]string{
 // peer/p2p's alone; peer names peers by libp2p's peer IDs.
 var onlyIn = map[string][]string{
 	"github.com/dgraph-io/badger/v4":        {"webevents"},
+	"github.com/nlnwa/gowarc/":              {"crawl/warc"},
 	"github.com/libp2p/":                    {"peer/p2p"},
 	"github.com/libp2p/go-libp2p/core/peer": {"peer/p2p", "peer"},
 }
