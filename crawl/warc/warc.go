@@ -302,4 +302,3 @@ func (w *Writer) Close() error {
 	w.closed = true
 	return w.w.Close()
 }
-
