@@ -24,6 +24,7 @@ bench: ## run the benchmarks and print their figures (docs/performance.md)
 	$(GO) test -run '^$$' -bench . -benchtime=1x -count=3 ./protocol/
 	$(GO) test -run '^$$' -bench 'BenchmarkCrawl$$' -benchtime=1x -count=2 ./crawl/
 	$(GO) test -run '^$$' -bench 'CrawlAgainstColly' -benchtime=1x -count=3 ./crawl/
+	$(GO) test -run '^$$' -bench 'CrawlWARC' -benchtime=2x ./crawl/
 	$(GO) test -run '^$$' -bench 'ExtractLinks|FrontierMemory|Normalize|Refit' -benchmem ./crawl/
 	$(GO) test -run '^$$' -bench Observe -benchmem ./peer/rho/
 	$(GO) test -run '^$$' -bench 'JoinCommunity' -benchtime=1x -count=3 ./peer/

@@ -33,7 +33,7 @@ func BenchmarkCrawlAgainstColly(b *testing.B) {
 	}
 	defer w.Close()
 	for b.Loop() {
-		ours := cocrawlPagesPerSecond(b, w)
+		ours := cocrawlPagesPerSecond(b, w, nil)
 		theirs := collyPagesPerSecond(b, w)
 		b.ReportMetric(ours, "cocrawl-pages/s")
 		b.ReportMetric(theirs, "colly-pages/s")
@@ -41,9 +41,11 @@ func BenchmarkCrawlAgainstColly(b *testing.B) {
 	}
 }
 
-func cocrawlPagesPerSecond(b *testing.B, w *testweb.Web) float64 {
+// cocrawlPagesPerSecond crawls w to benchPages pages as `cocrawl run`
+// sets it up, with arch as its archive when not nil.
+func cocrawlPagesPerSecond(b *testing.B, w *testweb.Web, arch Archive) float64 {
 	cfg := Config{Seeds: w.Seeds(), CID: testCID, Workers: 64, DelaySet: true, DelayFactor: 0.000001,
-		RevisitMin: time.Hour, RevisitMax: time.Hour, Fetch: FetchConfig{AllowPrivate: true}}
+		RevisitMin: time.Hour, RevisitMax: time.Hour, Fetch: FetchConfig{AllowPrivate: true}, Archive: arch}
 	st, err := webevents.OpenBadger(b.TempDir(), webevents.BadgerOptions{})
 	if err != nil {
 		b.Fatal(err)
