@@ -133,7 +133,8 @@ func (s *Server) serveStream(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "too many subscriptions", http.StatusServiceUnavailable)
 		return
 	}
-	st := &stream{s: s, filter: filter, readers: map[int64]logReader{}}
+	st := &stream{s: s, filter: filter, readers: map[int64]logReader{}, batch: 256}
+	st.emit = st.send
 	if cur == nil {
 		// From now: what today's and yesterday's files hold is not sent.
 		cur = StreamCursor{}
@@ -208,14 +209,19 @@ func (s *Server) serveStream(w http.ResponseWriter, r *http.Request) {
 
 var errStreamClosed = errors.New("protocol: stream closed")
 
-// stream is one subscriber's stream.
+// stream is one subscriber's place in the store: an SSE stream, or a
+// WebSub subscription (websub.go). A pass hands each record past the
+// cursor to emit, and calls flush after every batch records and at its
+// end.
 type stream struct {
 	s       *Server
 	filter  *DayFilter
 	cur     StreamCursor
 	readers map[int64]logReader // per day, kept: a filtered log keeps where it stopped
-	bw      *bufio.Writer
+	emit    func(day, off int64, e webevents.Event) error
 	flush   func() error
+	batch   int
+	bw      *bufio.Writer // the SSE stream's
 	buf     []byte
 }
 
@@ -290,10 +296,11 @@ func (st *stream) pass() error {
 				return nil
 			}
 			st.cur[day] = off + int64(webevents.RecordLen(&e))
-			if err := st.send(day, off, e); err != nil {
+			e.From = "" // attribution is the peer's own business, as in day files
+			if err := st.emit(day, off, e); err != nil {
 				return err
 			}
-			if sent++; sent%256 == 0 {
+			if sent++; sent%st.batch == 0 {
 				return st.flush()
 			}
 			return nil
@@ -308,14 +315,14 @@ func (st *stream) pass() error {
 			delete(st.readers, day)
 		}
 	}
-	if sent > 0 {
+	if sent%st.batch != 0 {
 		return st.flush()
 	}
 	return nil
 }
 
+// send writes one SSE event.
 func (st *stream) send(day, off int64, e webevents.Event) error {
-	e.From = "" // attribution is the peer's own business, as in day files
 	var err error
 	st.buf, err = json.Marshal(StreamEvent{Event: e, Day: day, Offset: off})
 	if err != nil {

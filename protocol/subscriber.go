@@ -154,12 +154,13 @@ func (s *Subscriber) follow(ctx context.Context, sv *saver) (delivered bool, err
 		return false, err
 	}
 	req.Header.Set("Accept", "text/event-stream")
-	if s.State.Stream == "" && s.State.Pull == nil && !s.FromNow {
+	last := s.State.Stream
+	if last == "" && s.State.Pull == nil && !s.FromNow {
 		today := webevents.Today(time.Now())
-		s.State.Stream = StreamCursor{today - 1: 0, today: 0}.String()
+		last = StreamCursor{today - 1: 0, today: 0}.String()
 	}
-	if s.State.Stream != "" {
-		req.Header.Set("Last-Event-ID", s.State.Stream)
+	if last != "" {
+		req.Header.Set("Last-Event-ID", last)
 	}
 	client := *cmp.Or(s.Client, defaultClient)
 	client.Timeout = 0 // a stream lasts; idle below bounds its silences
