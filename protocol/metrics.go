@@ -15,15 +15,16 @@ import (
 // a small fixed set of values so a hostile peer cannot blow up their
 // cardinality. A nil *Metrics counts nothing.
 type Metrics struct {
-	badInput    *prometheus.CounterVec
-	served      *prometheus.CounterVec
-	servedBytes prometheus.Counter
-	fetches     *prometheus.CounterVec
-	mergeBytes  prometheus.Counter
-	mergeEvents *prometheus.CounterVec
-	filtered    *prometheus.CounterVec
-	streamSent  prometheus.Counter
-	streamDrops *prometheus.CounterVec
+	badInput      *prometheus.CounterVec
+	served        *prometheus.CounterVec
+	servedBytes   prometheus.Counter
+	fetches       *prometheus.CounterVec
+	mergeBytes    prometheus.Counter
+	mergeEvents   *prometheus.CounterVec
+	filtered      *prometheus.CounterVec
+	streamSent    prometheus.Counter
+	streamDrops   *prometheus.CounterVec
+	websubChanges prometheus.Counter
 }
 
 // NewMetrics returns zeroed metrics.
@@ -49,12 +50,13 @@ func NewMetrics() *Metrics {
 			"Filtered day files and change lists opened, by how: origin (from the store's origin index alone), prefix (a read of one origin's records), day (a read of the whole day, begun before the index).", "how"),
 		streamSent: one("cocrawl_share_stream_events_total", "Web-events sent on live streams (/events)."),
 		streamDrops: vec("cocrawl_share_stream_refused_total",
-			"Live streams refused or dropped, by reason: limit (too many subscriptions), slow (a write waited past the write timeout).", "reason"),
+			"Live streams and WebSub subscriptions refused or dropped, by reason: limit (too many subscriptions), slow (a write waited past the write timeout, or deliveries failed).", "reason"),
+		websubChanges: one("cocrawl_share_websub_changes_total", "Changes delivered to WebSub subscribers."),
 	}
 }
 
 func (m *Metrics) collectors() []prometheus.Collector {
-	return []prometheus.Collector{m.badInput, m.served, m.servedBytes, m.fetches, m.mergeBytes, m.mergeEvents, m.filtered, m.streamSent, m.streamDrops}
+	return []prometheus.Collector{m.badInput, m.served, m.servedBytes, m.fetches, m.mergeBytes, m.mergeEvents, m.filtered, m.streamSent, m.streamDrops, m.websubChanges}
 }
 
 // Describe implements prometheus.Collector.
@@ -160,5 +162,11 @@ func (m *Metrics) streamEvent() {
 func (m *Metrics) streamDrop(reason string) {
 	if m != nil {
 		m.streamDrops.WithLabelValues(reason).Inc()
+	}
+}
+
+func (m *Metrics) websubSent(n int) {
+	if m != nil {
+		m.websubChanges.Add(float64(n))
 	}
 }

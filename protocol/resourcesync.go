@@ -80,6 +80,12 @@ func (s *Server) serveResourceSync(w http.ResponseWriter, r *http.Request) {
 		})
 	case p == rsIndex:
 		h.Set("Cache-Control", "max-age=60")
+		// The hub that pushes this list's changes (spec 7.9).
+		self := base + rsIndex
+		if r.URL.RawQuery != "" {
+			self += "?" + r.URL.RawQuery
+		}
+		h.Set("Link", fmt.Sprintf("<%s%s>; rel=\"hub\", <%s>; rel=\"self\"", base, WebSubPath, self))
 		if f, ok := s.rsFilter(w, r); ok {
 			s.serveChangeListIndex(w, r, base, f)
 		}

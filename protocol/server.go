@@ -44,6 +44,7 @@ type Server struct {
 	closing     chan struct{}
 	closeOnce   sync.Once
 	now         func() time.Time
+	hub         *hub // WebSub (websub.go)
 }
 
 // ServerOptions configure NewServer.
@@ -87,6 +88,11 @@ type ServerOptions struct {
 	// for a subscriber that does not read before it is dropped; 0 means
 	// 30 s.
 	StreamWriteTimeout time.Duration
+	// WebSubClient makes the hub's requests to subscribers' callbacks
+	// (intent checks, notifications); nil means NewHTTPClient's, which
+	// refuses loopback and private addresses. The hub's subscriptions
+	// count against MaxSubscribers, and 4 per callback host.
+	WebSubClient *http.Client
 }
 
 // NewServer returns the handler for store.
@@ -143,7 +149,8 @@ func NewServer(store ShareStore, o ServerOptions) (*Server, error) {
 	return &Server{store: store, control: c, repo: path, log: lg, slots: make(chan struct{}, n), update: o.Update, metrics: o.Metrics,
 		withhold: o.Withhold, indexNow: o.IndexNow, clients: &clientSlots{max: perClient, key: key, held: map[string]int{}},
 		streams: make(chan struct{}, subs), subscribers: &clientSlots{max: subsPerClient, key: key, held: map[string]int{}},
-		streamWrite: cmp.Or(o.StreamWriteTimeout, defaultStreamWriteTimeout), closing: make(chan struct{}), now: time.Now}, nil
+		streamWrite: cmp.Or(o.StreamWriteTimeout, defaultStreamWriteTimeout), closing: make(chan struct{}), now: time.Now,
+		hub: &hub{subs: map[subKey]*hubSub{}, perHost: map[string]int{}, client: cmp.Or(o.WebSubClient, defaultClient)}}, nil
 }
 
 // Wait returns when no request is being served, or with ctx's error. The
@@ -205,6 +212,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Path == "/indexnow" {
 		resource = "indexnow"
 		s.serveIndexNow(sw, r)
+		return
+	}
+	if r.URL.Path == WebSubPath {
+		resource = "websub"
+		s.serveWebSub(sw, r)
 		return
 	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
