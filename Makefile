@@ -38,6 +38,7 @@ fuzz: ## fuzz each decoder for 30 s
 	$(GO) test -run '^$$' -fuzz FuzzDatReader -fuzztime 30s ./protocol/
 	$(GO) test -run '^$$' -fuzz FuzzShareControl -fuzztime 30s ./protocol/
 	$(GO) test -run '^$$' -fuzz FuzzDayFilter -fuzztime 30s ./protocol/
+	$(GO) test -run '^$$' -fuzz FuzzStreamCursor -fuzztime 30s ./protocol/
 	$(GO) test -run '^$$' -fuzz FuzzNormalize -fuzztime 30s ./crawl/
 	$(GO) test -run '^$$' -fuzz FuzzExtractLinks -fuzztime 30s ./crawl/
 	$(GO) test -run '^$$' -fuzz FuzzHeadersToEvent -fuzztime 30s ./crawl/

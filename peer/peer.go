@@ -293,6 +293,9 @@ func (p *Peer) newShareServer() (*protocol.Server, error) {
 		Metrics:   p.metrics,
 		Withhold:  p.withhold,
 		IndexNow:  p.indexNow,
+		// The WebSub hub calls subscribers' callbacks as the merge client
+		// fetches peers: public addresses only, unless allowed.
+		WebSubClient: protocol.NewHTTPClient(protocol.ClientOptions{AllowPrivate: p.cfg.AllowPrivate}),
 	})
 }
 

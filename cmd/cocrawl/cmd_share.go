@@ -23,6 +23,7 @@ func cmdShare(ctx context.Context, args []string, out io.Writer) error {
 	crawler := fs.String("crawler", "", "crawler field of robots.shr; default: the request's host:port and cocrawl/"+protocol.CurrentVersion)
 	contact := fs.String("contact", "", "contact field of robots.shr: the operator's e-mail")
 	repo := fs.String("repository", "/share/", "path of the share repository")
+	allowPrivate := fs.Bool("allow-private", false, "let the WebSub hub call loopback and private callbacks (tests, LANs)")
 	var special multiFlag
 	fs.Var(&special, "special", "URL prefix this peer knows best (repeatable)")
 	if pos, err := parse(fs, args); err != nil {
@@ -38,9 +39,10 @@ func cmdShare(ctx context.Context, args []string, out io.Writer) error {
 	defer st.Close()
 	metrics := protocol.NewMetrics()
 	srv, err := protocol.NewServer(st, protocol.ServerOptions{
-		Control: protocol.ShareControl{Crawler: *crawler, Contact: *contact, Special: special, Repository: *repo},
-		Logger:  lg,
-		Metrics: metrics,
+		Control:      protocol.ShareControl{Crawler: *crawler, Contact: *contact, Special: special, Repository: *repo},
+		Logger:       lg,
+		Metrics:      metrics,
+		WebSubClient: protocol.NewHTTPClient(protocol.ClientOptions{AllowPrivate: *allowPrivate}),
 	})
 	if err != nil {
 		return usagef("%v", err) // NewServer only checks what it is told
