@@ -205,7 +205,13 @@ func TestStreamLimitsAndSlowSubscriber(t *testing.T) {
 	}
 	cancel()
 
-	// A raw connection that asks and never reads.
+	// A raw connection that asks for today's records from the start (about
+	// 22 MB of events) and never reads.
+	for i := range 20 {
+		if err := st.Record(todayEvents(1000, i*1000, "big.example/"+strings.Repeat("x", 1000))); err != nil {
+			t.Fatal(err)
+		}
+	}
 	conn, err := net.Dial("tcp", strings.TrimPrefix(ts, "http://"))
 	if err != nil {
 		t.Fatal(err)
@@ -214,14 +220,8 @@ func TestStreamLimitsAndSlowSubscriber(t *testing.T) {
 	if tc, ok := conn.(*net.TCPConn); ok {
 		_ = tc.SetReadBuffer(4 << 10)
 	}
-	fmt.Fprintf(conn, "GET %s HTTP/1.1\r\nHost: x\r\n\r\n", StreamPath)
-	time.Sleep(200 * time.Millisecond)
-	for i := range 40 {
-		if err := st.Record(todayEvents(1000, i*1000, "big.example/"+strings.Repeat("x", 400))); err != nil {
-			t.Fatal(err)
-		}
-	}
-	deadline := time.Now().Add(10 * time.Second)
+	fmt.Fprintf(conn, "GET %s HTTP/1.1\r\nHost: x\r\nLast-Event-ID: %d-0\r\n\r\n", StreamPath, webevents.Today(time.Now()))
+	deadline := time.Now().Add(30 * time.Second)
 	for srv.metrics.streamDropsFor("slow") == 0 {
 		if time.Now().After(deadline) {
 			t.Fatal("a subscriber that does not read was not dropped")

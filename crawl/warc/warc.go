@@ -135,12 +135,14 @@ func (f *fileNames) NewWarcfileName() (string, string) {
 }
 
 // Keep writes one capture: a request record and a response or revisit
-// record, concurrent to each other.
+// record, concurrent to each other. Captures are written one at a time:
+// gowarc writes them through one file writer anyway, and its record
+// options set a global of github.com/google/uuid at every record
+// (uuid.EnableRandPool), a data race between records built at once.
 func (w *Writer) Keep(c Capture) error {
 	w.mu.Lock()
-	closed := w.closed
-	w.mu.Unlock()
-	if closed {
+	defer w.mu.Unlock()
+	if w.closed {
 		return errors.New("warc: writer closed")
 	}
 	resp, err := w.response(c)
