@@ -20,12 +20,9 @@ import (
 // that prefix (spec section 7.7): a day file of its own, with its own
 // offsets, size and entity tag, and a Share-Filter header saying so.
 func (s *Server) serveDay(w http.ResponseWriter, r *http.Request, day int64) {
-	var filter *DayFilter
-	if f, ok, err := ParseDayFilter(r.URL.Query()); err != nil {
-		badFilter(w, err)
+	filter, ok := requestFilter(w, r)
+	if !ok {
 		return
-	} else if ok {
-		filter = &f
 	}
 	view, ok, err := s.openDay(day, filter)
 	info := view.info
@@ -46,7 +43,6 @@ func (s *Server) serveDay(w http.ResponseWriter, r *http.Request, day int64) {
 	variant := ""
 	if filter != nil {
 		variant = filter.tag()
-		h.Set(FilterHeader, filter.Query())
 	}
 	etag := dayETag(s.store.ID(), day, info.Size, variant, gz)
 	sameRecords(r.Header, etag)

@@ -208,7 +208,18 @@ func (s *Server) openError(w http.ResponseWriter, day int64, err error) {
 	http.Error(w, "store error", http.StatusInternalServerError)
 }
 
-// badFilter answers a refused filter.
-func badFilter(w http.ResponseWriter, err error) {
-	http.Error(w, "bad filter: "+err.Error(), http.StatusBadRequest)
+// requestFilter reads a request's prefix query (spec 7.7), nil for none,
+// and names it in the Share-Filter header; ok is false when a bad one was
+// answered with 400.
+func requestFilter(w http.ResponseWriter, r *http.Request) (*DayFilter, bool) {
+	f, ok, err := ParseDayFilter(r.URL.Query())
+	switch {
+	case err != nil:
+		http.Error(w, "bad filter: "+err.Error(), http.StatusBadRequest)
+		return nil, false
+	case !ok:
+		return nil, true
+	}
+	w.Header().Set(FilterHeader, f.Query())
+	return &f, true
 }

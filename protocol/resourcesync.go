@@ -86,7 +86,7 @@ func (s *Server) serveResourceSync(w http.ResponseWriter, r *http.Request) {
 			self += "?" + r.URL.RawQuery
 		}
 		h.Set("Link", fmt.Sprintf("<%s%s>; rel=\"hub\", <%s>; rel=\"self\"", base, WebSubPath, self))
-		if f, ok := s.rsFilter(w, r); ok {
+		if f, ok := requestFilter(w, r); ok {
 			s.serveChangeListIndex(w, r, base, f)
 		}
 	default:
@@ -95,28 +95,13 @@ func (s *Server) serveResourceSync(w http.ResponseWriter, r *http.Request) {
 			http.NotFound(w, r)
 			return
 		}
-		if f, ok := s.rsFilter(w, r); ok {
+		if f, ok := requestFilter(w, r); ok {
 			s.serveChangeList(w, r, base, day, page, f)
 		}
 	}
 }
 
 // serveChangeListIndex lists the pages of the days kept, oldest first.
-// rsFilter reads a change list's prefix query (spec 7.7), the filter of
-// the day files it lists; ok is false when a bad one was answered.
-func (s *Server) rsFilter(w http.ResponseWriter, r *http.Request) (*DayFilter, bool) {
-	f, ok, err := ParseDayFilter(r.URL.Query())
-	switch {
-	case err != nil:
-		badFilter(w, err)
-		return nil, false
-	case !ok:
-		return nil, true
-	}
-	w.Header().Set(FilterHeader, f.Query())
-	return &f, true
-}
-
 // rsQuery is the query a filtered change list's links carry.
 func rsQuery(f *DayFilter) string {
 	if f == nil {

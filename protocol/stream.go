@@ -95,12 +95,9 @@ type appender interface{ Appended() <-chan struct{} }
 // stops reading holds nothing but its connection, and is dropped when a
 // write waits longer than the write timeout.
 func (s *Server) serveStream(w http.ResponseWriter, r *http.Request) {
-	var filter *DayFilter
-	if f, ok, err := ParseDayFilter(r.URL.Query()); err != nil {
-		badFilter(w, err)
+	filter, ok := requestFilter(w, r)
+	if !ok {
 		return
-	} else if ok {
-		filter = &f
 	}
 	if r.Method == http.MethodHead {
 		w.Header().Set("Content-Type", "text/event-stream; charset=utf-8")
@@ -150,9 +147,6 @@ func (s *Server) serveStream(w http.ResponseWriter, r *http.Request) {
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no")
 	h.Set(GenerationHeader, s.store.ID())
-	if filter != nil {
-		h.Set(FilterHeader, filter.Query())
-	}
 	rc := http.NewResponseController(w)
 	st.bw = bufio.NewWriterSize(w, 16<<10)
 	st.flush = func() error {

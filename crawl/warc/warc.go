@@ -15,8 +15,10 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -303,4 +305,56 @@ func (w *Writer) Close() error {
 	}
 	w.closed = true
 	return w.w.Close()
+}
+
+// Summary is what Check found in a folder's WARC files.
+type Summary struct {
+	Files int
+	// Records counts the records by type, a revisit's with its profile's
+	// last part ("revisit server-not-modified").
+	Records map[string]int
+	Invalid []string // what strict validation said, by file and record
+}
+
+// Check reads every WARC file of dir with gowarc's strict validation:
+// what a researcher's tools will find in them.
+func Check(dir string) (Summary, error) {
+	s := Summary{Records: map[string]int{}}
+	names, err := filepath.Glob(filepath.Join(dir, "*.warc.gz"))
+	if err != nil {
+		return s, err
+	}
+	for _, name := range names {
+		if err := s.read(name); err != nil {
+			return s, fmt.Errorf("warc: %s: %w", name, err)
+		}
+		s.Files++
+	}
+	return s, nil
+}
+
+func (s *Summary) read(name string) error {
+	r, err := gowarc.NewWarcFileReader(name, 0, gowarc.WithStrictValidation())
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	for {
+		rec, err := r.Next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		for _, v := range rec.Validation {
+			s.Invalid = append(s.Invalid, fmt.Sprintf("%s: %s: %v", filepath.Base(name), rec.WarcRecord, v))
+		}
+		k := rec.WarcRecord.Type().String()
+		if p := rec.WarcRecord.WarcHeader().Get(gowarc.WarcProfile); p != "" {
+			k += " " + p[strings.LastIndexAny(p, "/:")+1:]
+		}
+		s.Records[k]++
+		rec.Close()
+	}
 }

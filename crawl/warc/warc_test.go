@@ -3,7 +3,6 @@ package warc
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -11,42 +10,7 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/nlnwa/gowarc/v3"
 )
-
-// readAll reads every record of the folder's files with gowarc's strict
-// validation, and returns their types and profiles in order.
-func readAll(t *testing.T, dir string) (files int, kinds []string) {
-	t.Helper()
-	names, _ := filepath.Glob(filepath.Join(dir, "*.warc.gz"))
-	for _, name := range names {
-		r, err := gowarc.NewWarcFileReader(name, 0, gowarc.WithStrictValidation())
-		if err != nil {
-			t.Fatal(err)
-		}
-		for {
-			rec, err := r.Next()
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				t.Fatalf("%s: %v", name, err)
-			}
-			if len(rec.Validation) > 0 {
-				t.Errorf("%s: %s: %v", name, rec.WarcRecord, rec.Validation)
-			}
-			k := rec.WarcRecord.Type().String()
-			if p := rec.WarcRecord.WarcHeader().Get(gowarc.WarcProfile); p != "" {
-				k += " " + p[strings.LastIndex(p, "/")+1:]
-			}
-			kinds = append(kinds, k)
-			rec.Close()
-		}
-		r.Close()
-	}
-	return len(names), kinds
-}
 
 func capture(i int, kind Kind) Capture {
 	body := fmt.Sprintf("<html><body><p>page %d</p>%s</body></html>", i, strings.Repeat("<p>text</p>", 200))
@@ -66,29 +30,19 @@ func capture(i int, kind Kind) Capture {
 // without a complaint; files rotate by size.
 func TestWriterRecordsAndRotates(t *testing.T) {
 	dir := t.TempDir()
-	w, err := Open(Options{Dir: dir, MaxSize: 20 << 10, Software: "cocrawl test"})
+	if s := writeCaptures(t, dir); s.Records != 80 || s.Revisits != 30 {
+		t.Errorf("stats %+v", s)
+	}
+	sum, err := Check(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	kinds := []Kind{Response, NotModified, SameBytes, SameText}
-	for i := range 40 {
-		if err := w.Keep(capture(i, kinds[i%4])); err != nil {
-			t.Fatal(err)
-		}
+	if len(sum.Invalid) > 0 {
+		t.Errorf("strict validation: %v", sum.Invalid)
 	}
-	if s := w.Stats(); s.Records != 80 || s.Revisits != 30 {
-		t.Errorf("stats %+v", s)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	files, got := readAll(t, dir)
-	count := map[string]int{}
-	for _, k := range got {
-		count[k]++
-	}
+	files, count := sum.Files, sum.Records
 	if files < 2 || count["request"] != 40 || count["response"] != 10 || count["revisit server-not-modified"] != 10 ||
-		count["revisit identical-payload-digest"] != 10 || count["revisit urn:x-cocrawl:warc:revisit:same-text-fingerprint"] != 10 || count["warcinfo"] != files {
+		count["revisit identical-payload-digest"] != 10 || count["revisit same-text-fingerprint"] != 10 || count["warcinfo"] != files {
 		t.Errorf("%d files; records %v", files, count)
 	}
 }
@@ -104,19 +58,7 @@ func TestWarcioReadsTheFiles(t *testing.T) {
 		t.Skip("needs node and WARCIO=<node_modules/warcio> (.ci/run installs them)")
 	}
 	dir := t.TempDir()
-	w, err := Open(Options{Dir: dir, MaxSize: 20 << 10, Software: "cocrawl test"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	kinds := []Kind{Response, NotModified, SameBytes, SameText}
-	for i := range 40 {
-		if err := w.Keep(capture(i, kinds[i%4])); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
+	writeCaptures(t, dir)
 	names, _ := filepath.Glob(filepath.Join(dir, "*.warc.gz"))
 	cmd := exec.Command(node, append([]string{"testdata/warcio-check.cjs"}, names...)...)
 	cmd.Env = append(os.Environ(), "WARCIO="+mod)
@@ -138,4 +80,23 @@ func TestWarcioReadsTheFiles(t *testing.T) {
 	if got.Records != 80+len(names) || len(got.Bad) > 0 || got.Types["response"] != 10 || got.Types["request"] != 40 {
 		t.Errorf("warcio read %+v", got)
 	}
+}
+
+// writeCaptures writes 40 captures, ten of each kind, in files of 20 KiB.
+func writeCaptures(t *testing.T, dir string) Stats {
+	t.Helper()
+	w, err := Open(Options{Dir: dir, MaxSize: 20 << 10, Software: "cocrawl test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := []Kind{Response, NotModified, SameBytes, SameText}
+	for i := range 40 {
+		if err := w.Keep(capture(i, kinds[i%4])); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return w.Stats()
 }
