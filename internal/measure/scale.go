@@ -157,6 +157,7 @@ func Scale(ctx context.Context, cfg ScaleConfig) (*ScaleReport, error) {
 func startWebProcess(ctx context.Context, cfg ScaleConfig) ([]string, func(), error) {
 	cmd := exec.Command(cfg.Exe, "testweb", "--hosts", strconv.Itoa(cfg.Hosts), "--pages", strconv.Itoa(cfg.Pages),
 		"--update-every", "0", "--churn-every", "0", "--port-base", strconv.Itoa(cfg.PortBase), "--links", strconv.Itoa(cmp.Or(cfg.Links, 5)))
+	dieWithParent(cmd)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, nil, err
