@@ -220,13 +220,29 @@ type stream struct {
 }
 
 // size is a day's (filtered) file size; false when the day has no file.
+//
+// The store's day and origin infos say it without a read; a prefix with
+// a path, or a day begun before the origin index, is read.
 func (st *stream) size(day int64) (int64, bool) {
+	info, ok, err := st.s.store.DayInfo(day)
+	if err != nil || !ok {
+		return 0, false
+	}
+	if st.filter == nil {
+		return info.Size, true
+	}
+	if os, ok := st.s.store.(OriginStore); ok && st.filter.rest == "" {
+		oi, _, err := os.OriginDayInfo(day, st.filter.origin)
+		if err == nil {
+			return oi.Size, true // 0 when the day has none of the origin
+		}
+	}
 	var n int64
 	read, ok := st.reader(day)
 	if !ok {
 		return 0, false
 	}
-	err := read(0, func(off int64, e webevents.Event) error {
+	err = read(0, func(off int64, e webevents.Event) error {
 		n = off + int64(webevents.RecordLen(&e))
 		return nil
 	})
