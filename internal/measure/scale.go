@@ -197,7 +197,12 @@ func startWebProcess(ctx context.Context, cfg ScaleConfig) ([]string, func(), er
 func scaleConfig(cfg ScaleConfig, seeds []string) crawl.Config {
 	return crawl.Config{Seeds: seeds, CID: "scale.test:0 cocrawl/1.1", Workers: cfg.Workers,
 		MinDelay: 0, DelaySet: true, DelayFactor: 1, NoSitemaps: true, RevisitMin: cfg.RevisitMin, RevisitMax: max(cfg.RevisitMin, crawl.Defaults().RevisitMax),
-		MaxHosts: max(100000, 2*cfg.Hosts),
+		// Every host of the web is on 127.0.0.1, one "domain" to the
+		// crawler's cap on hosts per registrable domain (1,000 by
+		// default, against wildcard subdomains): without this, a web of
+		// more hosts was crawled on 1,000 of them only, and every run
+		// stopped at 5 million URLs (1,000 x 5,000 pages).
+		MaxHosts: max(100000, 2*cfg.Hosts), MaxHostsPerDomain: max(1000, 2*cfg.Hosts),
 		Fetch:    crawl.FetchConfig{AllowPrivate: true, Timeout: 10 * time.Second},
 		Logger:   slog.New(slog.DiscardHandler)}
 }
