@@ -203,8 +203,8 @@ func scaleConfig(cfg ScaleConfig, seeds []string) crawl.Config {
 		// more hosts was crawled on 1,000 of them only, and every run
 		// stopped at 5 million URLs (1,000 x 5,000 pages).
 		MaxHosts: max(100000, 2*cfg.Hosts), MaxHostsPerDomain: max(1000, 2*cfg.Hosts),
-		Fetch:    crawl.FetchConfig{AllowPrivate: true, Timeout: 10 * time.Second},
-		Logger:   slog.New(slog.DiscardHandler)}
+		Fetch:  crawl.FetchConfig{AllowPrivate: true, Timeout: 10 * time.Second},
+		Logger: slog.New(slog.DiscardHandler)}
 }
 
 // openScaleCrawler opens the data folder's store and a crawler over it,
