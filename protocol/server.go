@@ -150,7 +150,7 @@ func NewServer(store ShareStore, o ServerOptions) (*Server, error) {
 		withhold: o.Withhold, indexNow: o.IndexNow, clients: &clientSlots{max: perClient, key: key, held: map[string]int{}},
 		streams: make(chan struct{}, subs), subscribers: &clientSlots{max: subsPerClient, key: key, held: map[string]int{}},
 		streamWrite: cmp.Or(o.StreamWriteTimeout, defaultStreamWriteTimeout), closing: make(chan struct{}), now: time.Now,
-		hub: &hub{subs: map[subKey]*hubSub{}, perHost: map[string]int{}, client: cmp.Or(o.WebSubClient, defaultClient)}}, nil
+		hub: &hub{subs: map[subKey]*hubSub{}, perHost: map[string]int{}, client: cmp.Or(o.WebSubClient, defaultClient), verifying: make(chan struct{}, maxVerifying)}}, nil
 }
 
 // Wait returns when no request is being served, or with ctx's error. The

@@ -53,7 +53,14 @@ type hub struct {
 	subs    map[subKey]*hubSub
 	perHost map[string]int
 	client  *http.Client // refuses private addresses unless told (ServerOptions.WebSubClient)
+	// verifying bounds the intent checks under way: each is a request
+	// to a URL a stranger gave, so a flood of subscribe requests must not
+	// become a flood of requests from this peer.
+	verifying chan struct{}
 }
+
+// maxVerifying is how many intent checks may run at once.
+const maxVerifying = 16
 
 type subKey struct{ topic, callback string }
 
@@ -128,8 +135,18 @@ func (s *Server) serveWebSub(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "too many subscriptions", http.StatusTooManyRequests)
 		return
 	}
+	select {
+	case s.hub.verifying <- struct{}{}:
+	default:
+		w.Header().Set("Retry-After", "10")
+		http.Error(w, "too many subscription checks under way", http.StatusTooManyRequests)
+		return
+	}
 	w.WriteHeader(http.StatusAccepted)
-	go s.verifyAndServe(key, cb.Hostname(), mode, secret, lease, filter)
+	go func() {
+		defer func() { <-s.hub.verifying }()
+		s.verifyAndServe(key, cb.Hostname(), mode, secret, lease, filter)
+	}()
 }
 
 // room says whether a subscription may be added: it renews one, or fits
