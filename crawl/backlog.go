@@ -69,8 +69,9 @@ type BacklogStore interface {
 }
 
 // DefaultFirstVisitsInMemory is the head of first visits a host keeps in
-// memory when the frontier has a backlog: about 90 KB per host.
-const DefaultFirstVisitsInMemory = 256
+// memory when the frontier has a backlog: about 20 KB per host
+// (DefaultRevisitsInMemory says why so few).
+const DefaultFirstVisitsInMemory = 64
 
 // backlog is the frontier's side of the spilled first visits. ranked is
 // read and written under the crawler's lock; the queued writes (spilled,
@@ -269,12 +270,15 @@ type backlogger interface{ backlogStore() BacklogStore }
 // loadBacklog counts what the store's backlog holds, by host, reading keys
 // only: a restart loads no spilled URL. c.mu held.
 func (f *frontier) loadBacklog() error {
+	var h *host // the keys come host by host
 	return f.spill.store.EachSpilled(func(host string, rank uint16, fp uint64) error {
 		if f.spill.has(fp) {
 			return nil
 		}
 		f.spill.ranked[fp] = f.spill.rankedValue(rank)
-		h := f.host(host)
+		if h == nil || h.key != host {
+			h = f.host(host)
+		}
 		h.spilled++
 		h.known++
 		h.unpolled++

@@ -13,6 +13,7 @@ import (
 // *webevents.Table (TableBacklog), or a stand-in.
 type BacklogTable interface {
 	Scan(prefix string, keysOnly bool, fn func(key string, value []byte) bool) error
+	ScanKeys(prefix string, fn func(key []byte) bool) error
 	Batch(fn func(b *webevents.TableBatch) error) error
 }
 
@@ -180,13 +181,25 @@ func (f StoredFrontier) moveToFrontier(table BacklogTable, states []URLState, ke
 
 func (f StoredFrontier) EachSpilled(fn func(host string, rank uint16, fp uint64) error) error {
 	var ferr error
-	err := f.Backlog.Scan("", true, func(key string, _ []byte) bool {
-		host, rank, fp, err := parseBacklogKey(key)
-		if err != nil {
+	var hosts sameHost
+	err := f.Backlog.ScanKeys("", func(key []byte) bool {
+		if len(key) < 11 || key[len(key)-11] != 0 {
 			return true // not ours to judge here: TakeBacklog drops it when it fails to decode
 		}
-		ferr = fn(host, rank, fp)
+		b := key[len(key)-10:]
+		ferr = fn(hosts.of(key[:len(key)-11]), binary.BigEndian.Uint16(b), binary.BigEndian.Uint64(b[2:]))
 		return ferr == nil
 	})
 	return errors.Join(err, ferr)
+}
+
+// sameHost makes the host names of a scan in key order into strings,
+// once a host: its keys come one after the other.
+type sameHost struct{ last string }
+
+func (s *sameHost) of(b []byte) string {
+	if string(b) != s.last { // compared without a copy
+		s.last = string(b)
+	}
+	return s.last
 }

@@ -241,12 +241,13 @@ func (f StoredFrontier) NthParked(host string, n int) (uint32, uint64, bool, err
 
 func (f StoredFrontier) EachParkedKey(fn func(host string, due uint32, fp uint64) error) error {
 	var ferr error
-	err := f.Revisits.Scan("", true, func(key string, _ []byte) bool {
-		host, due, fp, err := parseParkedKey(key)
-		if err != nil {
-			return true // not loaded; a take of its host drops it
+	var hosts sameHost
+	err := f.Revisits.ScanKeys("", func(key []byte) bool {
+		if len(key) < 13 || key[len(key)-13] != 0 {
+			return true // not loaded; a take of its host drops it (parseParkedKey)
 		}
-		ferr = fn(host, due, fp)
+		b := key[len(key)-12:]
+		ferr = fn(hosts.of(key[:len(key)-13]), binary.BigEndian.Uint32(b), binary.BigEndian.Uint64(b[4:]))
 		return ferr == nil
 	})
 	return errors.Join(err, ferr)

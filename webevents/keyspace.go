@@ -242,6 +242,22 @@ func (t *Table) Scan(prefix string, keysOnly bool, fn func(key string, value []b
 	})
 }
 
+// ScanKeys calls fn with the keys that start with prefix, in key order,
+// until fn returns false, reading no values. The key is valid only during
+// the call: a restart that reads ten million keys allocates none of them.
+func (t *Table) ScanKeys(prefix string, fn func(key []byte) bool) error {
+	return t.db.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: t.key(prefix), PrefetchValues: false})
+		defer it.Close()
+		for it.Rewind(); it.Valid(); it.Next() {
+			if !fn(it.Item().Key()[len(t.prefix):]) {
+				return nil
+			}
+		}
+		return nil
+	})
+}
+
 // TableBatch is a batch of reads and writes in one table: a read sees the
 // batch's own writes before it.
 type TableBatch struct {

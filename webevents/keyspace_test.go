@@ -127,6 +127,25 @@ func TestTableBatchScanAndGet(t *testing.T) {
 	if strings.Join(first, ",") != "h\x0000000000,h\x0000000001,h\x0000000002" {
 		t.Errorf("a scan stopped after 3: %q", first)
 	}
+	// ScanKeys sees the same keys, in order, without the deleted one and
+	// without the table's prefix, and stops when told.
+	keys, ordered := 0, true
+	var last string
+	if err := b.ScanKeys("h\x00", func(k []byte) bool {
+		keys++
+		ordered = ordered && string(k) > last && string(k) != "h\x0000000003"
+		last = string(k)
+		return true
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if keys != n-1 || !ordered || last != fmt.Sprintf("h\x00%08d", n-1) {
+		t.Errorf("ScanKeys: %d keys, in order %v, last %q; want %d", keys, ordered, last, n-1)
+	}
+	keys = 0
+	if err := b.ScanKeys("", func([]byte) bool { keys++; return keys < 5 }); err != nil || keys != 5 {
+		t.Errorf("ScanKeys stopped after %d keys (%v), want 5", keys, err)
+	}
 	if _, ok, err := b.Get("h\x0000000003"); err != nil || ok {
 		t.Errorf("a deleted key: %v, %v", ok, err)
 	}

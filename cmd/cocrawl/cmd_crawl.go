@@ -75,6 +75,7 @@ func runCrawl(ctx context.Context, o *crawlOptions, out io.Writer) error {
 	defer st.Close()
 	cfg := o.settings.crawlConfig(o.seeds, o.cid, o.allowPrivate)
 	cfg.Logger = logger()
+	o.settings.keepHeapHeadroom(ctx)
 	arch, err := o.settings.openArchive()
 	if err != nil {
 		return err

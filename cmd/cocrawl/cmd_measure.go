@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cocrawl/cocrawl/internal/measure"
+	"github.com/cocrawl/cocrawl/internal/memlimit"
 	"github.com/cocrawl/cocrawl/peer"
 )
 
@@ -240,7 +241,7 @@ func measureSitemaps(ctx context.Context, args []string, out io.Writer) error {
 }
 
 func measureScale(ctx context.Context, args []string, out io.Writer) error {
-	fs := newFlags("measure scale", "measure scale [--hosts N] [--pages N] [--links N] [--run D] [--workers N] [--revisit-min D] [--port-base PORT] [--data DIR] [--heap-profile FILE] [--cpu-profile FILE] [--restart-profile FILE]\n\n"+
+	fs := newFlags("measure scale", "measure scale [--hosts N] [--pages N] [--links N] [--run D] [--workers N] [--revisit-min D] [--port-base PORT] [--data DIR] [--head N] [--heap-headroom X] [--heap-profile FILE] [--cpu-profile FILE] [--restart-profile FILE]\n\n"+
 		"The web is served by `cocrawl testweb` in a process of its own, on 127.0.0.1 ports from --port-base.")
 	var c measure.ScaleConfig
 	fs.IntVar(&c.Hosts, "hosts", 1000, "hosts of the loopback web")
@@ -255,10 +256,17 @@ func measureScale(ctx context.Context, args []string, out io.Writer) error {
 	fs.StringVar(&c.HeapProfile, "heap-profile", "", "write the crawl's Go heap profile at its end to this file (go tool pprof)")
 	fs.StringVar(&c.CPUProfile, "cpu-profile", "", "write a CPU profile of the crawl's last minute to this file (go tool pprof)")
 	fs.StringVar(&c.RestartProfile, "restart-profile", "", "write a CPU profile of the restart to this file (go tool pprof)")
+	fs.IntVar(&c.Head, "head", 0, "first visits, and revisits, a host keeps in memory (default: the crawler's)")
+	fs.Float64Var(&c.HeapHeadroom, "heap-headroom", memlimit.Default.Share, "the collector's headroom over the live heap, as cocrawl run's --heap-headroom; 0: Go's default")
 	if pos, err := parse(fs, args); err != nil {
 		return err
 	} else if len(pos) > 0 {
 		return usagef("unexpected argument %q", pos[0])
+	}
+	if c.HeapHeadroom < 0 {
+		return usagef("--heap-headroom cannot be negative")
+	} else if c.HeapHeadroom == 0 {
+		c.HeapHeadroom = -1 // measure.ScaleConfig's "none"
 	}
 	if c.PortBase < 1024 || c.PortBase+c.Hosts > 65535 {
 		return usagef("--port-base %d leaves no room for %d hosts", c.PortBase, c.Hosts)

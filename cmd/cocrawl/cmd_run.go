@@ -174,6 +174,7 @@ func servePeer(ctx context.Context, o *runOptions, out io.Writer) error {
 	}
 	defer st.Close()
 	pc := o.peerConfig(addr, ln.Addr().(*net.TCPAddr).IP, lg)
+	o.settings.keepHeapHeadroom(ctx)
 	arch, err := o.settings.openArchive()
 	if err != nil {
 		return err

@@ -81,3 +81,28 @@ func TestSettingsErrors(t *testing.T) {
 		t.Error("COCRAWL_DELAY=soon was accepted")
 	}
 }
+
+// The collector's headroom is on by default (a quarter of the live heap),
+// can be turned off with 0 and is refused when negative.
+func TestHeapHeadroomSetting(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want float64
+		ok   bool
+	}{
+		{nil, 0.25, true},
+		{[]string{"--heap-headroom", "0"}, 0, true},
+		{[]string{"--heap-headroom", "0.5"}, 0.5, true},
+		{[]string{"--heap-headroom", "-1"}, 0, false},
+	} {
+		fs := newFlags("t", "t")
+		cf := addCrawlFlags(fs)
+		if _, err := parse(fs, c.args); err != nil {
+			t.Fatal(err)
+		}
+		s, err := cf.settings()
+		if (err == nil) != c.ok || (c.ok && s.HeapHeadroom != c.want) {
+			t.Errorf("%v: headroom %v, err %v; want %v (ok %v)", c.args, s.HeapHeadroom, err, c.want, c.ok)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"os"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/cocrawl/cocrawl/crawl"
 	"github.com/cocrawl/cocrawl/crawl/warc"
+	"github.com/cocrawl/cocrawl/internal/memlimit"
 	"github.com/cocrawl/cocrawl/protocol"
 )
 
@@ -40,6 +42,9 @@ type crawlSettings struct {
 	// file may reach
 	Warc       string
 	WarcMaxMiB int
+	// HeapHeadroom is the collector's headroom as a share of the live
+	// heap (internal/memlimit); 0: Go's default, twice the live heap.
+	HeapHeadroom float64
 }
 
 type duration struct{ time.Duration }
@@ -55,7 +60,7 @@ func defaultCrawlSettings() crawlSettings {
 		UserAgent:     "cocrawl/" + protocol.CurrentVersion + " (+https://github.com/cocrawl/cocrawl)",
 		MaxCrawlDelay: duration{d.MaxCrawlDelay}, Scope: d.Scope, ConnsPerHost: d.Fetch.ConnsPerHost,
 		ServerConns: d.ServerConns, ServerDelayShare: d.ServerDelayShare, MaxHostsPerServer: d.MaxHostsPerServer,
-		WarcMaxMiB: 1024,
+		WarcMaxMiB: 1024, HeapHeadroom: memlimit.Default.Share,
 	}
 }
 
@@ -75,6 +80,7 @@ type crawlFlagSet struct {
 	include, exclude                     multiFlag
 	warc                                 *string
 	warcMaxMiB                           *int
+	heapHeadroom                         *float64
 }
 
 func addCrawlFlags(fs *flag.FlagSet) *crawlFlagSet {
@@ -102,6 +108,7 @@ func addCrawlFlags(fs *flag.FlagSet) *crawlFlagSet {
 	fs.Var(&c.exclude, "exclude", "regular expression a URL must not match (repeatable)")
 	c.warc = fs.String("warc", "", "write every page fetched to WARC/1.1 files in this folder (unchanged pages as revisit records)")
 	c.warcMaxMiB = fs.Int("warc-max-mib", d.WarcMaxMiB, "size in MiB a WARC file reaches before the next one begins")
+	c.heapHeadroom = fs.Float64("heap-headroom", d.HeapHeadroom, "garbage the heap may hold above its live size, as a share of it (at least 256 MiB); 0: Go's default (the heap doubles); GOMEMLIMIT, when set, wins")
 	return c
 }
 
@@ -118,9 +125,11 @@ func (c *crawlFlagSet) settings() (crawlSettings, error) {
 		UserAgent: *c.ua, From: *c.from, MaxCrawlDelay: duration{*c.maxCD},
 		Scope: *c.scope, Include: c.include, Exclude: c.exclude, ConnsPerHost: *c.conns,
 		ServerConns: *c.serverConns, ServerDelayShare: *c.serverDelayShare, MaxHostsPerServer: *c.maxHostsPerServer,
-		Warc: *c.warc, WarcMaxMiB: *c.warcMaxMiB,
+		Warc: *c.warc, WarcMaxMiB: *c.warcMaxMiB, HeapHeadroom: *c.heapHeadroom,
 	}
 	switch {
+	case s.HeapHeadroom < 0:
+		return s, usagef("--heap-headroom cannot be negative")
 	case s.WarcMaxMiB < 1:
 		return s, usagef("--warc-max-mib must be at least 1")
 	case s.Delay.Duration < 0:
@@ -149,6 +158,14 @@ func (c *crawlFlagSet) settings() (crawlSettings, error) {
 		return s, usagef("--user-agent cannot be empty")
 	}
 	return s, nil
+}
+
+// keepHeapHeadroom bounds the collector's headroom until ctx ends
+// (internal/memlimit).
+func (s crawlSettings) keepHeapHeadroom(ctx context.Context) {
+	h := memlimit.Default
+	h.Share = s.HeapHeadroom
+	memlimit.Keep(ctx, h)
 }
 
 // openArchive opens the WARC writer of --warc; nil without it.

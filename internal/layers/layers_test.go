@@ -34,7 +34,8 @@ var allowed = map[string][]string{
 	"peer/p2p":            {"protocol"},
 	"peer/trust":          {},
 	"sim":                 {"peer/rho", "peer/trust", "crawl/revisit", "internal/chart"},
-	"internal/measure":    {"crawl", "crawl/revisit", "webevents", "internal/testweb", "peer", "protocol", "publish", "sim"},
+	"internal/measure":    {"crawl", "crawl/revisit", "webevents", "internal/testweb", "internal/memlimit", "peer", "protocol", "publish", "sim"},
+	"internal/memlimit":   {},
 	"publish":             {"webevents", "crawl", "protocol"},
 	"internal/demo":       {"internal/chart", "webevents", "protocol", "crawl", "peer", "peer/p2p", "peer/rho", "internal/netguard", "internal/testweb"},
 }

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/cocrawl/cocrawl/crawl"
+	"github.com/cocrawl/cocrawl/internal/memlimit"
 	"github.com/cocrawl/cocrawl/peer"
 	"github.com/cocrawl/cocrawl/webevents"
 )
@@ -52,7 +53,15 @@ type ScaleConfig struct {
 	// RestartProfile, when set, is a file the CPU profile of the restart
 	// (the store opened, the frontier loaded, the first poll) is written to.
 	RestartProfile string
-	Progress       io.Writer
+	// HeapHeadroom is the collector's headroom as a share of the live heap,
+	// as `cocrawl run --heap-headroom` keeps it (internal/memlimit);
+	// default memlimit.Default's, negative: Go's own (the heap doubles).
+	HeapHeadroom float64
+	// Head is how many first visits, and how many revisits, a host keeps
+	// in memory (crawl.Config's FirstVisitsInMemory and RevisitsInMemory);
+	// default the crawler's.
+	Head     int
+	Progress io.Writer
 }
 
 func (c *ScaleConfig) defaults() {
@@ -69,6 +78,9 @@ func (c *ScaleConfig) defaults() {
 	if c.Progress == nil {
 		c.Progress = io.Discard
 	}
+	if c.HeapHeadroom == 0 {
+		c.HeapHeadroom = memlimit.Default.Share
+	}
 }
 
 // ScaleSample is the crawler at one time.
@@ -84,6 +96,10 @@ type ScaleSample struct {
 	HeapInUse  int64   // of Go's heap, garbage not yet collected included
 	HeapLive   int64   // of Go's heap, live at the last collection
 	StoreBytes int64   // the data folder on disk
+	// GCShare is the share of the process's CPU time the collector took
+	// since the sample before (its background workers and the assists
+	// that make allocating goroutines help it).
+	GCShare float64
 }
 
 // ScaleReport is what the scale experiment measured.
@@ -142,6 +158,11 @@ func Scale(ctx context.Context, cfg ScaleConfig) (*ScaleReport, error) {
 	defer stop()
 	fmt.Fprintf(cfg.Progress, "a web of %d hosts x %d pages serves from its own process; crawling %v\n", cfg.Hosts, cfg.Pages, cfg.Run)
 	rep := &ScaleReport{Config: cfg}
+	hctx, stopHeadroom := context.WithCancel(ctx)
+	defer stopHeadroom()
+	h := memlimit.Default
+	h.Share = cfg.HeapHeadroom
+	memlimit.Keep(hctx, h)
 	if err := scaleCrawl(ctx, cfg, seeds, rep); err != nil {
 		return nil, err
 	}
@@ -203,6 +224,7 @@ func scaleConfig(cfg ScaleConfig, seeds []string) crawl.Config {
 		// more hosts was crawled on 1,000 of them only, and every run
 		// stopped at 5 million URLs (1,000 x 5,000 pages).
 		MaxHosts: max(100000, 2*cfg.Hosts), MaxHostsPerDomain: max(1000, 2*cfg.Hosts),
+		FirstVisitsInMemory: cfg.Head, RevisitsInMemory: cfg.Head,
 		Fetch:  crawl.FetchConfig{AllowPrivate: true, Timeout: 10 * time.Second},
 		Logger: slog.New(slog.DiscardHandler)}
 }
@@ -210,16 +232,25 @@ func scaleConfig(cfg ScaleConfig, seeds []string) crawl.Config {
 // openScaleCrawler opens the data folder's store and a crawler over it,
 // as `cocrawl crawl` does.
 func openScaleCrawler(cfg ScaleConfig, seeds []string) (*crawl.Crawler, func(), error) {
-	st, err := webevents.OpenBadger(filepath.Join(cfg.Dir, "db"), webevents.BadgerOptions{Logger: slog.New(slog.DiscardHandler)})
+	// The store's own log (compactions, write stalls) goes to a file of
+	// the data folder: what explains a slow minute.
+	logf, err := os.OpenFile(filepath.Join(cfg.Dir, "store.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
+		return nil, nil, err
+	}
+	lg := slog.New(slog.NewTextHandler(logf, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	st, err := webevents.OpenBadger(filepath.Join(cfg.Dir, "db"), webevents.BadgerOptions{Logger: lg})
+	if err != nil {
+		logf.Close()
 		return nil, nil, err
 	}
 	c, err := crawl.New(scaleConfig(cfg, seeds), st, peer.StoresIn(st).Frontier)
 	if err != nil {
 		st.Close()
+		logf.Close()
 		return nil, nil, err
 	}
-	return c, func() { st.Close() }, nil
+	return c, func() { st.Close(); logf.Close() }, nil
 }
 
 // scaleCrawl crawls for cfg.Run, sampling every cfg.Every.
@@ -243,6 +274,7 @@ func scaleCrawl(ctx context.Context, cfg ScaleConfig, seeds []string, rep *Scale
 	profile := &cpuProfile{path: cfg.CPUProfile, from: cfg.Run - min(time.Minute, cfg.Run/4), progress: cfg.Progress}
 	defer profile.stop()
 	var last ScaleSample
+	lastCPU, lastGC := cpuSeconds()
 	for {
 		select {
 		case err := <-done:
@@ -259,11 +291,16 @@ func scaleCrawl(ctx context.Context, cfg ScaleConfig, seeds []string, rep *Scale
 			smp.HeapInUse = int64(ms.HeapInuse)
 			smp.HeapLive = liveHeapBytes()
 			smp.PollsPerS = float64(smp.Polls-last.Polls) / (smp.At - last.At).Seconds()
+			cpu, gc := cpuSeconds()
+			if cpu > lastCPU {
+				smp.GCShare = (gc - lastGC) / (cpu - lastCPU)
+			}
+			lastCPU, lastGC = cpu, gc
 			rep.Samples = append(rep.Samples, smp)
 			last = smp
 			profile.at(smp.At)
-			fmt.Fprintf(cfg.Progress, "%5.0fs %9d URLs known (%9d on disk, %9d of them parked) %9d polls %6.0f/s  RSS %6.0f MB (anon %6.0f)  heap %6.0f MB (live %5.0f)  store %6.0f MB\n",
-				smp.At.Seconds(), smp.Known, smp.Spilled+smp.Parked, smp.Parked, smp.Polls, smp.PollsPerS, mb(smp.RSS), mb(smp.RSSAnon), mb(smp.HeapInUse), mb(smp.HeapLive), mb(smp.StoreBytes))
+			fmt.Fprintf(cfg.Progress, "%5.0fs %9d URLs known (%9d on disk, %9d of them parked) %9d polls %6.0f/s  RSS %6.0f MB (anon %6.0f)  heap %6.0f MB (live %5.0f)  store %6.0f MB  GC %3.0f%%\n",
+				smp.At.Seconds(), smp.Known, smp.Spilled+smp.Parked, smp.Parked, smp.Polls, smp.PollsPerS, mb(smp.RSS), mb(smp.RSSAnon), mb(smp.HeapInUse), mb(smp.HeapLive), mb(smp.StoreBytes), 100*smp.GCShare)
 		}
 	}
 }
@@ -480,6 +517,17 @@ func residentBytes() (rss, anon int64) {
 		}
 	}
 	return rss, anon
+}
+
+// cpuSeconds is the CPU time of the process so far by the runtime's own
+// account, and of it the collector's.
+func cpuSeconds() (total, gc float64) {
+	s := []metrics.Sample{{Name: "/cpu/classes/total:cpu-seconds"}, {Name: "/cpu/classes/gc/total:cpu-seconds"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindFloat64 || s[1].Value.Kind() != metrics.KindFloat64 {
+		return 0, 0
+	}
+	return s[0].Value.Float64(), s[1].Value.Float64()
 }
 
 // liveHeapBytes is the Go heap found live by the last collection.
