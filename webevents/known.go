@@ -48,6 +48,17 @@ func (k *knownURLs) add(u string) {
 	k.room--
 }
 
+// addNew adds a URL known not to be in the filters: a load's, whose keys
+// are unique. It skips add's test, which at ten million URLs took half of
+// the load's time (every filter of the chain is tested).
+func (k *knownURLs) addNew(u []byte) {
+	if k.room == 0 {
+		k.grow(2 * k.size)
+	}
+	k.filters[len(k.filters)-1].Add(u)
+	k.room--
+}
+
 // mayHold is false only for a URL never added.
 func (k *knownURLs) mayHold(u string) bool {
 	for _, f := range k.filters {
@@ -66,7 +77,7 @@ func loadKnownURLs(db *badger.DB) (*knownURLs, error) {
 		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefixURL})
 		defer it.Close()
 		for it.Rewind(); it.Valid(); it.Next() {
-			k.add(string(it.Item().Key()[len(prefixURL):]))
+			k.addNew(it.Item().Key()[len(prefixURL):])
 		}
 		return nil
 	})

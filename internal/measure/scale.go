@@ -234,6 +234,9 @@ func scaleConfig(cfg ScaleConfig, seeds []string) crawl.Config {
 func openScaleCrawler(cfg ScaleConfig, seeds []string) (*crawl.Crawler, func(), error) {
 	// The store's own log (compactions, write stalls) goes to a file of
 	// the data folder: what explains a slow minute.
+	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
+		return nil, nil, err
+	}
 	logf, err := os.OpenFile(filepath.Join(cfg.Dir, "store.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, nil, err
