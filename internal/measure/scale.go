@@ -570,7 +570,11 @@ func (r *ScaleReport) Print(out io.Writer) {
 	fmt.Fprintf(out, "  the live heap by where the URL is: %.0f bytes per URL in memory (in a host's heads), %.0f per URL on disk (%d of %d at the end: %d first visits in the backlog, %d revisits parked)\n",
 		r.LivePerResident, r.LivePerOnDisk, end.Spilled+end.Parked, end.Known, end.Spilled, end.Parked)
 	fmt.Fprintf(out, "store: %.0f bytes per known URL (%.0f MB)\n", r.StorePerURL, mb(end.StoreBytes))
-	fmt.Fprintf(out, "polls per second: %.0f in the first minute, %.0f in the last (%.2fx)\n", r.FirstRate, r.LastRate, r.LastRate/max(r.FirstRate, 1e-9))
+	ratio := "no ratio: the first minute was the frontier's load" // a restart of a large store
+	if r.FirstRate >= 1 {
+		ratio = fmt.Sprintf("%.2fx", r.LastRate/r.FirstRate)
+	}
+	fmt.Fprintf(out, "polls per second: %.0f in the first minute, %.0f in the last (%s)\n", r.FirstRate, r.LastRate, ratio)
 	fmt.Fprintf(out, "restart: %d URLs loaded in %v, polling again after %v\n", r.RestartKnown, r.RestartLoad.Round(time.Millisecond), r.RestartFirstPoll.Round(time.Millisecond))
 	fmt.Fprintf(out, "projection at these slopes: 100 million known URLs take %.1f GB resident beyond the start (%.1f GB anonymous, %.1f GB of live heap)\n",
 		r.RSSPerURL*1e8/1e9, r.AnonPerURL*1e8/1e9, r.LivePerURL*1e8/1e9)
