@@ -73,9 +73,13 @@ func TestSelfMeasureMatchesTheTruth(t *testing.T) {
 		t.Fatalf("truth %.3f: the web is not in the regime the test needs", truth)
 	}
 	// A sampled poll comes a politeness delay after its draw: allow the
-	// interval a small margin.
-	if truth < lo-0.02 || truth > hi+0.02 {
-		t.Errorf("truth %.3f is outside the measured interval [%.3f, %.3f]", truth, lo, hi)
+	// interval a small margin. The 95% interval misses the truth in one
+	// run of twenty by design (it did in a loaded make test, by 0.001):
+	// the test holds the truth to the 99.9% interval, the 95% one widened
+	// by z 3.29 against 1.96 about its centre.
+	mid, half := (lo+hi)/2, (hi-lo)/2*3.291/1.960
+	if truth < mid-half-0.02 || truth > mid+half+0.02 {
+		t.Errorf("truth %.3f is outside the measured interval's 99.9%% widening [%.3f, %.3f] (95%%: [%.3f, %.3f])", truth, mid-half, mid+half, lo, hi)
 	}
 	if m.NoVerdict > m.Drawn/4 {
 		t.Errorf("%d of %d samples reached no verdict", m.NoVerdict, m.Drawn)
