@@ -28,11 +28,21 @@ func backlogKey(host string, rank uint16, fp uint64) string {
 }
 
 func parseBacklogKey(k string) (host string, rank uint16, fp uint64, err error) {
-	if len(k) < 11 || k[len(k)-11] != 0 {
+	host, rank, fp, ok := splitBacklogKey(k)
+	if !ok {
 		return "", 0, 0, fmt.Errorf("crawl: backlog key %q: malformed", k)
 	}
+	return host, rank, fp, nil
+}
+
+// splitBacklogKey reads a backlog key, as a string or as the bytes a scan
+// of keys lends (not copied).
+func splitBacklogKey[K string | []byte](k K) (host K, rank uint16, fp uint64, ok bool) {
+	if len(k) < 11 || k[len(k)-11] != 0 {
+		return host, 0, 0, false
+	}
 	b := []byte(k[len(k)-10:])
-	return k[:len(k)-11], binary.BigEndian.Uint16(b), binary.BigEndian.Uint64(b[2:]), nil
+	return k[:len(k)-11], binary.BigEndian.Uint16(b), binary.BigEndian.Uint64(b[2:]), true
 }
 
 // encodeSpilled is the value of a spilled URL: depth, due (Unix ms) and
@@ -183,11 +193,11 @@ func (f StoredFrontier) EachSpilled(fn func(host string, rank uint16, fp uint64)
 	var ferr error
 	var hosts sameHost
 	err := f.Backlog.ScanKeys("", func(key []byte) bool {
-		if len(key) < 11 || key[len(key)-11] != 0 {
+		host, rank, fp, ok := splitBacklogKey(key)
+		if !ok {
 			return true // not ours to judge here: TakeBacklog drops it when it fails to decode
 		}
-		b := key[len(key)-10:]
-		ferr = fn(hosts.of(key[:len(key)-11]), binary.BigEndian.Uint16(b), binary.BigEndian.Uint64(b[2:]))
+		ferr = fn(hosts.of(host), rank, fp)
 		return ferr == nil
 	})
 	return errors.Join(err, ferr)

@@ -20,11 +20,21 @@ func parkedKey(host string, due uint32, fp uint64) string {
 }
 
 func parseParkedKey(k string) (host string, due uint32, fp uint64, err error) {
-	if len(k) < 13 || k[len(k)-13] != 0 {
+	host, due, fp, ok := splitParkedKey(k)
+	if !ok {
 		return "", 0, 0, fmt.Errorf("crawl: parked key %q: malformed", k)
 	}
+	return host, due, fp, nil
+}
+
+// splitParkedKey reads a parked key, as a string or as the bytes a scan of
+// keys lends (not copied).
+func splitParkedKey[K string | []byte](k K) (host K, due uint32, fp uint64, ok bool) {
+	if len(k) < 13 || k[len(k)-13] != 0 {
+		return host, 0, 0, false
+	}
 	b := []byte(k[len(k)-12:])
-	return k[:len(k)-13], binary.BigEndian.Uint32(b), binary.BigEndian.Uint64(b[4:]), nil
+	return k[:len(k)-13], binary.BigEndian.Uint32(b), binary.BigEndian.Uint64(b[4:]), true
 }
 
 // Flags of a parked value.
@@ -243,11 +253,11 @@ func (f StoredFrontier) EachParkedKey(fn func(host string, due uint32, fp uint64
 	var ferr error
 	var hosts sameHost
 	err := f.Revisits.ScanKeys("", func(key []byte) bool {
-		if len(key) < 13 || key[len(key)-13] != 0 {
-			return true // not loaded; a take of its host drops it (parseParkedKey)
+		host, due, fp, ok := splitParkedKey(key)
+		if !ok {
+			return true // not loaded; a take of its host drops it
 		}
-		b := key[len(key)-12:]
-		ferr = fn(hosts.of(key[:len(key)-13]), binary.BigEndian.Uint32(b), binary.BigEndian.Uint64(b[4:]))
+		ferr = fn(hosts.of(host), due, fp)
 		return ferr == nil
 	})
 	return errors.Join(err, ferr)

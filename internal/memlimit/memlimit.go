@@ -23,7 +23,8 @@ type Headroom struct {
 // small peer's collections as rare as Go's default would.
 var Default = Headroom{Share: 0.25, Min: 256 << 20, Every: 2 * time.Second}
 
-// limit is the memory limit Keep set last (0: none); for metrics and tests.
+// limit is the memory limit Keep set last (0: none), for tests and callers
+// that report it.
 var limit atomic.Int64
 
 // Limit is the limit in force, 0 if Keep set none.
@@ -33,7 +34,9 @@ func Limit() int64 { return limit.Load() }
 // headroom, plus what the runtime holds outside the heap (stacks,
 // metadata), and again every h.Every, until ctx ends; then it lifts the
 // limit. It returns at once, doing nothing, when h.Share is not positive
-// or the GOMEMLIMIT environment variable is set.
+// or the GOMEMLIMIT environment variable is set. The limit is the
+// process's: of two Keeps at once (two peers in one test process), the
+// first to end lifts it until the other's next tick.
 func Keep(ctx context.Context, h Headroom) {
 	if h.Share <= 0 || os.Getenv("GOMEMLIMIT") != "" {
 		return
