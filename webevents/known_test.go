@@ -1,8 +1,11 @@
 package webevents
 
 import (
+	"context"
 	"fmt"
+	"log/slog"
 	"testing"
+	"time"
 )
 
 // The filters grow with the URLs, not with the writes: writing the same
@@ -50,5 +53,74 @@ func TestKnownURLsAddNew(t *testing.T) {
 	}
 	if missed > 500 { // about 0.5% a filter, a few filters
 		t.Errorf("%d of 10,000 URLs never added may be held", missed)
+	}
+}
+
+// A store's filter loads in the background from a snapshot: while it
+// loads every URL may be held, a URL written meanwhile is held once it
+// has loaded, and the stored URLs are held as before.
+func TestKnownURLsLoadInBackground(t *testing.T) {
+	s := openInMemory(t)
+	<-s.knownLoaded
+	now := time.Now().Unix()
+	var stored []Event
+	for i := range 2000 {
+		stored = append(stored, Event{URL: fmt.Sprintf("http://a.example/%d", i), Size: 1, LMD: now - 10, LPD: now, CID: "a:1 A/1", Stat: Create})
+	}
+	if err := s.Record(stored); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan struct{})
+	s.mu.Lock() // as a writer holds it: the load cannot end meanwhile
+	s.loadKnownInBackground(ctx, slog.Default(), done)
+	if !s.known.mayHold("http://never.example/") {
+		t.Error("a URL is not held while the filter loads")
+	}
+	s.known.add("http://b.example/written-while-loading") // as a writer's learn does
+	s.mu.Unlock()
+	<-done
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.known.loading {
+		t.Fatal("the filter is still loading after its load ended")
+	}
+	for _, e := range stored {
+		if !s.known.mayHold(e.URL) {
+			t.Fatalf("%s is stored but not held", e.URL)
+		}
+	}
+	if !s.known.mayHold("http://b.example/written-while-loading") {
+		t.Error("a URL written while the filter loaded is not held")
+	}
+	missed := 0
+	for i := range 2000 {
+		if s.known.mayHold(fmt.Sprintf("http://c.example/%d", i)) {
+			missed++
+		}
+	}
+	if missed > 100 {
+		t.Errorf("%d of 2,000 URLs never written may be held", missed)
+	}
+}
+
+// A load that ends early (the store closing) leaves every URL held, and
+// nothing pending grows.
+func TestKnownURLsLoadStopped(t *testing.T) {
+	s := openInMemory(t)
+	<-s.knownLoaded
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	done := make(chan struct{})
+	s.mu.Lock()
+	s.loadKnownInBackground(ctx, slog.Default(), done)
+	s.mu.Unlock()
+	<-done
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.known.add("http://a.example/")
+	if !s.known.mayHold("http://never.example/") || len(s.known.pending) != 0 {
+		t.Errorf("after a stopped load: never-written held %v, %d pending", s.known.mayHold("http://never.example/"), len(s.known.pending))
 	}
 }
