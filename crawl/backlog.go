@@ -268,14 +268,15 @@ func (b *backlog) takeOne(host string, fp uint64, state func(SpilledURL) URLStat
 type backlogger interface{ backlogStore() BacklogStore }
 
 // loadBacklog counts what the store's backlog holds, by host, reading keys
-// only: a restart loads no spilled URL. c.mu held.
-func (f *frontier) loadBacklog() error {
+// only (keys, the store's EachSpilled read ahead): a restart loads no
+// spilled URL. c.mu held.
+func (f *frontier) loadBacklog(keys *keysAhead) error {
 	var h *host // the keys come host by host
-	return f.spill.store.EachSpilled(func(host string, rank uint16, fp uint64) error {
+	return keys.each(func(host string, rank uint32, fp uint64) error {
 		if f.spill.has(fp) {
 			return nil
 		}
-		f.spill.ranked[fp] = f.spill.rankedValue(rank)
+		f.spill.ranked[fp] = f.spill.rankedValue(uint16(rank))
 		if h == nil || h.key != host {
 			h = f.host(host)
 		}

@@ -189,11 +189,24 @@ func (c *Crawler) Load() (int, error) {
 		// from now on spill.
 		spill := c.f.spill
 		c.f.spill, c.f.placeLater = nil, true
-		var err error
+		// Both key scans read ahead from the start, each on a goroutine
+		// of its own, while the keys before them are counted.
+		var parked, spilled *keysAhead
 		if c.f.park != nil {
+			parked = scanAhead(c.f.park.store.EachParkedKey)
+		}
+		if spill != nil {
+			spilled = scanAhead(func(emit func(string, uint32, uint64) error) error {
+				return spill.store.EachSpilled(func(host string, rank uint16, fp uint64) error {
+					return emit(host, uint32(rank), fp)
+				})
+			})
+		}
+		var err error
+		if parked != nil {
 			// Parked first: a URL both parked and in the frontier's table
 			// (a crash while it moved) is the parked one.
-			err = c.f.loadParked()
+			err = c.f.loadParked(parked)
 		}
 		err = errors.Join(err, c.fstore.LoadFrontier(func(s URLState) error {
 			c.f.add(s)
@@ -206,8 +219,12 @@ func (c *Crawler) Load() (int, error) {
 			return nil
 		}))
 		c.f.spill = spill
-		if err == nil && spill != nil {
-			err = c.f.loadBacklog()
+		if spilled != nil {
+			if err == nil {
+				err = c.f.loadBacklog(spilled)
+			} else {
+				spilled.close()
+			}
 		}
 		c.f.placeAll()
 		if err != nil {

@@ -520,10 +520,11 @@ func (f *frontier) drawParked(rng *rand.Rand) *URLState {
 }
 
 // loadParked reads every parked URL a restart finds, counting them into
-// their hosts: none comes back into memory. c.mu held.
-func (f *frontier) loadParked() error {
+// their hosts (keys, the store's EachParkedKey read ahead): none comes
+// back into memory. c.mu held.
+func (f *frontier) loadParked(keys *keysAhead) error {
 	var h *host // the keys come host by host: weighed once each
-	err := f.park.store.EachParkedKey(func(host string, due uint32, fp uint64) error {
+	err := keys.each(func(host string, due uint32, fp uint64) error {
 		if f.park.has(fp) {
 			return nil
 		}
