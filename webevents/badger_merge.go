@@ -35,7 +35,7 @@ func (s *BadgerStore) Merge(events []Event, c *Cursor) (MergeResult, error) {
 	w := s.newWriter()
 	defer func() { w.txn.Discard() }()
 	var commits commitGroup
-	known := prefetch(readers, s.known, events[:min(len(events), mergePart)])
+	known := prefetch(readers, s.mayHold, events[:min(len(events), mergePart)])
 	if known.err != nil {
 		return MergeResult{}, fmt.Errorf("webevents: merge: %w", known.err)
 	}
@@ -45,7 +45,6 @@ func (s *BadgerStore) Merge(events []Event, c *Cursor) (MergeResult, error) {
 	}, c)
 	fail := func(err error) (MergeResult, error) {
 		commits.wait()
-		w.learn() // what did commit is known; the rest costs a read
 		return r.result, fmt.Errorf("webevents: merge: %w", err)
 	}
 	for lo := 0; lo < len(events); lo += mergePart {
@@ -53,7 +52,7 @@ func (s *BadgerStore) Merge(events []Event, c *Cursor) (MergeResult, error) {
 		var next chan prefetched
 		if rest := events[lo+len(part):]; len(rest) > 0 {
 			next = make(chan prefetched, 1)
-			go func() { next <- prefetch(readers, s.known, rest[:min(len(rest), mergePart)]) }()
+			go func() { next <- prefetch(readers, s.mayHold, rest[:min(len(rest), mergePart)]) }()
 		}
 		if err := resolvePart(w, r, &commits, part, &at); err != nil {
 			<-orClosed(next)
@@ -67,7 +66,6 @@ func (s *BadgerStore) Merge(events []Event, c *Cursor) (MergeResult, error) {
 			return fail(err)
 		}
 		known = <-next
-		w.learn()
 		if known.err != nil {
 			return fail(known.err)
 		}
@@ -81,7 +79,6 @@ func (s *BadgerStore) Merge(events []Event, c *Cursor) (MergeResult, error) {
 			return fail(fmt.Errorf("cursor: %w", err))
 		}
 	}
-	w.learn()
 	// The last part commits after every earlier one: Badger applies
 	// commits in the order they were sent, so the cursor is never durable
 	// before the events it covers.
@@ -186,14 +183,14 @@ func validateParallel(events []Event) error {
 // of events, on two goroutines with the readers' transactions: point reads
 // are most of a merge's cost and they parallelise, while the writes after
 // them cannot.
-func prefetch(readers [2]*badger.Txn, known *knownURLs, events []Event) prefetched {
+func prefetch(readers [2]*badger.Txn, mayHold func(string) bool, events []Event) prefetched {
 	p := prefetched{states: make([]Event, len(events)), have: make([]bool, len(events))}
 	var errs [len(readers)]error
 	var wg sync.WaitGroup
 	for w, txn := range readers {
 		wg.Go(func() {
 			for i := w; i < len(events); i += len(readers) {
-				if !known.mayHold(events[i].URL) {
+				if !mayHold(events[i].URL) {
 					continue // never held: no read needed
 				}
 				e, ok, err := getEvent(txn, events[i].URL)

@@ -11,6 +11,11 @@ import (
 )
 
 func (s *BadgerStore) Get(url string) (Event, bool, error) {
+	if !s.mayHold(url) {
+		// Never held: a crawler's first visit of a URL no peer gave,
+		// which at ten million URLs is a read through every level.
+		return Event{}, false, nil
+	}
 	var e Event
 	var ok bool
 	err := s.db.View(func(txn *badger.Txn) error {

@@ -189,11 +189,17 @@ func (w *writer) appendOrigin(k originDay, n int64, at time.Time) error {
 	return nil
 }
 
-// learn adds the URLs written so far to the store's known filter, while no
-// prefetch runs. Every write call learns before it returns, so the next
-// call's prefetch finds every URL with a state; within one Merge the
-// resolver's pending map covers what is not learnt yet.
+// learn adds the URLs written so far to the store's known filter. seal
+// calls it before each commit, so no read finds a state the filter does
+// not admit (a commit that fails leaves a URL admitted: a wasted read);
+// within one Merge the resolver's pending map covers what its reads,
+// made at the state before it, cannot see.
 func (w *writer) learn() {
+	if len(w.urls) == 0 {
+		return
+	}
+	w.s.knownMu.Lock()
+	defer w.s.knownMu.Unlock()
 	for _, u := range w.urls {
 		w.s.known.add(u)
 	}
@@ -214,6 +220,7 @@ func (w *writer) flushBlock(b *logBlock) error {
 // the same call may start before an earlier one is applied, and would read
 // stale ones.
 func (w *writer) seal() error {
+	w.learn()
 	for _, b := range w.blocks {
 		if err := w.flushBlock(b); err != nil {
 			return err
@@ -296,7 +303,6 @@ func (s *BadgerStore) Record(events []Event) error {
 	defer func() { w.txn.Discard() }()
 	for i := range events {
 		if w.full() {
-			w.learn()
 			if err := w.commit(true); err != nil {
 				return fmt.Errorf("webevents: record: %w", err)
 			}
@@ -307,7 +313,6 @@ func (s *BadgerStore) Record(events []Event) error {
 			return fmt.Errorf("webevents: record: %w", err)
 		}
 	}
-	w.learn()
 	if err := w.commit(false); err != nil {
 		return fmt.Errorf("webevents: record: %w", err)
 	}

@@ -88,6 +88,13 @@ func (k *knownURLs) mayHold(u string) bool {
 	return false
 }
 
+// mayHold is false only for a URL the store has never held a state of.
+func (s *BadgerStore) mayHold(u string) bool {
+	s.knownMu.RLock()
+	defer s.knownMu.RUnlock()
+	return s.known.mayHold(u)
+}
+
 // loadingKnownURLs is a store's filter while its load runs.
 func loadingKnownURLs() *knownURLs { return &knownURLs{loading: true} }
 
@@ -123,8 +130,8 @@ func (s *BadgerStore) loadKnownInBackground(ctx context.Context, lg *slog.Logger
 		defer txn.Discard()
 		start := time.Now()
 		loaded, err := loadKnownURLs(ctx, txn)
-		s.mu.Lock()
-		defer s.mu.Unlock()
+		s.knownMu.Lock()
+		defer s.knownMu.Unlock()
 		if err != nil {
 			s.known.unavailable, s.known.pending = true, nil
 			if ctx.Err() == nil {

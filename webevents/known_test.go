@@ -73,16 +73,16 @@ func TestKnownURLsLoadInBackground(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan struct{})
-	s.mu.Lock() // as a writer holds it: the load cannot end meanwhile
+	s.knownMu.Lock() // as a writer's learn holds it: the load cannot end meanwhile
 	s.loadKnownInBackground(ctx, slog.Default(), done)
 	if !s.known.mayHold("http://never.example/") {
 		t.Error("a URL is not held while the filter loads")
 	}
 	s.known.add("http://b.example/written-while-loading") // as a writer's learn does
-	s.mu.Unlock()
+	s.knownMu.Unlock()
 	<-done
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.knownMu.Lock()
+	defer s.knownMu.Unlock()
 	if s.known.loading {
 		t.Fatal("the filter is still loading after its load ended")
 	}
@@ -113,12 +113,12 @@ func TestKnownURLsLoadStopped(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	done := make(chan struct{})
-	s.mu.Lock()
+	s.knownMu.Lock()
 	s.loadKnownInBackground(ctx, slog.Default(), done)
-	s.mu.Unlock()
+	s.knownMu.Unlock()
 	<-done
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.knownMu.Lock()
+	defer s.knownMu.Unlock()
 	s.known.add("http://a.example/")
 	if !s.known.mayHold("http://never.example/") || len(s.known.pending) != 0 {
 		t.Errorf("after a stopped load: never-written held %v, %d pending", s.known.mayHold("http://never.example/"), len(s.known.pending))

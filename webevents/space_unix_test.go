@@ -1,0 +1,66 @@
+//go:build unix
+
+package webevents
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+)
+
+// The guard backs each mapped file once at each size it takes, and does
+// not look again at a finished value log (one before the newest): only
+// the newest value log and the memtables' logs grow.
+func TestSpaceGuardBacksWhatGrows(t *testing.T) {
+	dir := t.TempDir()
+	var backed []string
+	g := newSpaceGuard(dir, 0)
+	g.free = func(string) (uint64, error) { return 1 << 40, nil }
+	g.back = func(path string, size int64) error {
+		backed = append(backed, filepath.Base(path))
+		return nil
+	}
+	sizeFile := func(name string, size int64) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(dir, name), nil, 0o600); err != nil && !os.IsExist(err) {
+			t.Fatal(err)
+		}
+		if err := os.Truncate(filepath.Join(dir, name), size); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check := func(want ...string) {
+		t.Helper()
+		backed = nil
+		if err := g.check(); err != nil {
+			t.Fatal(err)
+		}
+		slices.Sort(backed)
+		if !slices.Equal(backed, want) {
+			t.Errorf("backed %v, want %v", backed, want)
+		}
+	}
+	sizeFile("000001.vlog", 1000)
+	sizeFile("000002.vlog", 0) // created, not yet sized: nothing to back yet
+	sizeFile("00003.mem", 4096)
+	sizeFile("000004.sst", 4096) // a table: not mapped for writing
+	check("000001.vlog", "00003.mem")
+	check()
+	sizeFile("000002.vlog", 8192)
+	sizeFile("00003.mem", 8192)
+	check("000002.vlog", "00003.mem")
+	sizeFile("000001.vlog", 9000) // finished: Badger never grows it
+	check()
+	sizeFile("000010.vlog", 100) // a newer one: 000002 is finished now
+	check("000010.vlog")
+	sizeFile("000002.vlog", 9000)
+	check()
+	if err := os.Remove(filepath.Join(dir, "000010.vlog")); err != nil {
+		t.Fatal(err)
+	}
+	check("000002.vlog") // the newest again, at a new size
+	if _, ok := g.backed["000010.vlog"]; ok {
+		t.Error("a removed file is still counted as backed")
+	}
+}
