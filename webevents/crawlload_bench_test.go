@@ -19,7 +19,7 @@ import (
 // store's value threshold and with the 1 KiB one it had before, one after
 // the other, and reports the polls/s of each over the last fifth of the
 // polls and the ratio. COCRAWL_LOAD_POLLS sets the polls (default
-// 1,000,000; docs/performance.md used 4,000,000).
+// 1,000,000; docs/performance.md used 3,000,000).
 func BenchmarkCrawlLoad(b *testing.B) {
 	polls := 1_000_000
 	if v, err := strconv.Atoi(os.Getenv("COCRAWL_LOAD_POLLS")); err == nil && v > 0 {

@@ -21,11 +21,13 @@ type knownURLs struct {
 	size    uint // URLs the last filter was made for
 	room    uint // adds left in the last filter
 	// While a store's filters fill in the background (loadKnownInBackground)
-	// every URL may be held, and what is added waits in pending for the
-	// loaded filters. A load that failed leaves every URL held for good
-	// (unavailable): a merge reads each URL, as it would without filters.
+	// every URL may be held, and what is added goes to pending's filters,
+	// which join the loaded ones (a large merge during the load costs
+	// bits, not strings). A load that failed leaves every URL held for
+	// good (unavailable): a merge reads each URL, as it would without
+	// filters.
 	loading, unavailable bool
-	pending              []string
+	pending              *knownURLs
 }
 
 // knownFalsePositives is each filter's rate of false "may hold": a wasted
@@ -50,7 +52,7 @@ func (k *knownURLs) grow(n uint) {
 func (k *knownURLs) add(u string) {
 	if k.loading {
 		if !k.unavailable {
-			k.pending = append(k.pending, u)
+			k.pending.add(u)
 		}
 		return
 	}
@@ -96,7 +98,7 @@ func (s *BadgerStore) mayHold(u string) bool {
 }
 
 // loadingKnownURLs is a store's filter while its load runs.
-func loadingKnownURLs() *knownURLs { return &knownURLs{loading: true} }
+func loadingKnownURLs() *knownURLs { return &knownURLs{loading: true, pending: newKnownURLs()} }
 
 // loadKnownURLs fills filters from the current states that txn reads,
 // keys only, until ctx ends.
@@ -139,9 +141,9 @@ func (s *BadgerStore) loadKnownInBackground(ctx context.Context, lg *slog.Logger
 			}
 			return
 		}
-		for _, u := range s.known.pending {
-			loaded.add(u)
-		}
+		// The last filter takes the adds from now on: the loaded one,
+		// sized for the store.
+		loaded.filters = append(s.known.pending.filters, loaded.filters...)
 		s.known = loaded
 		lg.Debug("the filter of known URLs loaded", "took", time.Since(start), "filters", len(loaded.filters))
 	}()
