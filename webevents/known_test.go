@@ -79,7 +79,7 @@ func TestKnownURLsLoadInBackground(t *testing.T) {
 		t.Error("a URL is not held while the filter loads")
 	}
 	s.known.add("http://b.example/written-while-loading") // as a writer's learn does
-	for i := range 100_000 { // more than a first filter holds: the pending ones grow
+	for i := range 100_000 {                              // more than a first filter holds: the pending ones grow
 		s.known.add(fmt.Sprintf("http://d.example/%d", i))
 	}
 	s.knownMu.Unlock()
