@@ -13,8 +13,7 @@ import (
 func TestKnownURLsGrowWithURLsOnly(t *testing.T) {
 	k := newKnownURLs()
 	for round := range 20 {
-		// more than a first filter holds: the pending ones grow
-	for i := range 100_000 {
+		for i := range 100_000 {
 			k.add(fmt.Sprintf("http://a.example/%d", i))
 		}
 		if round == 0 {
@@ -80,7 +79,8 @@ func TestKnownURLsLoadInBackground(t *testing.T) {
 		t.Error("a URL is not held while the filter loads")
 	}
 	s.known.add("http://b.example/written-while-loading") // as a writer's learn does
-	for i := range 100_000 {                              // more than a first filter holds: the pending ones grow
+	// more than a first filter holds: the pending ones grow
+	for i := range 100_000 {
 		s.known.add(fmt.Sprintf("http://d.example/%d", i))
 	}
 	s.knownMu.Unlock()
