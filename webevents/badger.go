@@ -138,7 +138,7 @@ func OpenBadger(dir string, o BadgerOptions) (*BadgerStore, error) {
 		// tree keeps their keys and pointers, so compactions rewrite
 		// far less. A 32-minute crawl to 12-13 million URLs polled
 		// 1.17x as much as with a 1 KiB threshold, 1.33x in its last
-		// minute, for 1.85x the disk: the value log is not compressed
+		// minute, for 1.86x the disk: the value log is not compressed
 		// (docs/performance.md, "One peer past 10 million URLs").
 		WithValueThreshold(cmp.Or(o.valueThreshold, valueThreshold)).
 		WithDetectConflicts(false) // writers are serialised by BadgerStore.mu

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 )
 
 // ErrNoSpace is returned by a write when the store's disk cannot take it
@@ -21,6 +22,12 @@ type spaceGuard struct {
 	dir    string
 	need   uint64           // free bytes a write needs: room for a new .vlog and .mem
 	backed map[string]int64 // mapped files already allocated, by name, at their size
+	// listed is the directory's change time at the last listing, and
+	// growing the files of that listing that may still grow (the
+	// memtables' logs, the newest value log): while the directory is
+	// unchanged only they are looked at (space_unix.go).
+	listed  time.Time
+	growing []string
 	// free reports the bytes an unprivileged writer may still use; back
 	// allocates a file's blocks (nil where the system cannot).
 	free func(dir string) (uint64, error)

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 )
 
 // The guard backs each mapped file once at each size it takes, and does
@@ -63,4 +64,55 @@ func TestSpaceGuardBacksWhatGrows(t *testing.T) {
 	if _, ok := g.backed["000010.vlog"]; ok {
 		t.Error("a removed file is still counted as backed")
 	}
+}
+
+// While the directory is unchanged (and settled: two seconds past its
+// change) the guard does not list it, but still backs the files that may
+// grow; a new file changes the directory and is backed at once.
+func TestSpaceGuardSkipsAnUnchangedDirectory(t *testing.T) {
+	dir := t.TempDir()
+	var backed []string
+	g := newSpaceGuard(dir, 0)
+	g.free = func(string) (uint64, error) { return 1 << 40, nil }
+	g.back = func(path string, size int64) error {
+		backed = append(backed, filepath.Base(path))
+		return nil
+	}
+	resize := func(name string, size int64) {
+		t.Helper()
+		f, err := os.OpenFile(filepath.Join(dir, name), os.O_CREATE|os.O_WRONLY, 0o600)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+		if err := os.Truncate(filepath.Join(dir, name), size); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check := func(want ...string) {
+		t.Helper()
+		backed = nil
+		if err := g.check(); err != nil {
+			t.Fatal(err)
+		}
+		slices.Sort(backed)
+		if !slices.Equal(backed, want) {
+			t.Errorf("backed %v, want %v", backed, want)
+		}
+	}
+	resize("000001.vlog", 100)
+	resize("000002.vlog", 100)
+	resize("00003.mem", 100)
+	check("000001.vlog", "000002.vlog", "00003.mem")
+	time.Sleep(2100 * time.Millisecond)
+	check() // lists once more: the listing before was too close to the change
+	listed := g.listed
+	resize("000002.vlog", 200) // a truncate changes the file, not the directory
+	resize("00003.mem", 200)
+	check("000002.vlog", "00003.mem")
+	if !g.listed.Equal(listed) || len(g.growing) != 2 {
+		t.Errorf("the unchanged directory was listed again (growing %v)", g.growing)
+	}
+	resize("000004.vlog", 100)
+	check("000004.vlog")
 }
