@@ -10,28 +10,30 @@ import (
 	"time"
 )
 
-// The guard backs each mapped file once at each size it takes, and does
-// not look again at a finished value log (one before the newest): only
-// the newest value log and the memtables' logs grow.
-func TestSpaceGuardBacksWhatGrows(t *testing.T) {
+// guardOnTemp is a guard over a new directory whose backing only records
+// what it backs; size creates or resizes a file in it, and check checks
+// and compares what was backed with want.
+func guardOnTemp(t *testing.T) (g *spaceGuard, size func(name string, n int64), check func(want ...string)) {
 	dir := t.TempDir()
 	var backed []string
-	g := newSpaceGuard(dir, 0)
+	g = newSpaceGuard(dir, 0)
 	g.free = func(string) (uint64, error) { return 1 << 40, nil }
 	g.back = func(path string, size int64) error {
 		backed = append(backed, filepath.Base(path))
 		return nil
 	}
-	sizeFile := func(name string, size int64) {
+	size = func(name string, n int64) {
 		t.Helper()
-		if err := os.WriteFile(filepath.Join(dir, name), nil, 0o600); err != nil && !os.IsExist(err) {
+		f, err := os.OpenFile(filepath.Join(dir, name), os.O_CREATE|os.O_WRONLY, 0o600)
+		if err != nil {
 			t.Fatal(err)
 		}
-		if err := os.Truncate(filepath.Join(dir, name), size); err != nil {
+		f.Close()
+		if err := os.Truncate(filepath.Join(dir, name), n); err != nil {
 			t.Fatal(err)
 		}
 	}
-	check := func(want ...string) {
+	check = func(want ...string) {
 		t.Helper()
 		backed = nil
 		if err := g.check(); err != nil {
@@ -42,6 +44,14 @@ func TestSpaceGuardBacksWhatGrows(t *testing.T) {
 			t.Errorf("backed %v, want %v", backed, want)
 		}
 	}
+	return g, size, check
+}
+
+// The guard backs each mapped file once at each size it takes, and does
+// not look again at a finished value log (one before the newest): only
+// the newest value log and the memtables' logs grow.
+func TestSpaceGuardBacksWhatGrows(t *testing.T) {
+	g, sizeFile, check := guardOnTemp(t)
 	sizeFile("000001.vlog", 1000)
 	sizeFile("000002.vlog", 0) // created, not yet sized: nothing to back yet
 	sizeFile("00003.mem", 4096)
@@ -57,7 +67,7 @@ func TestSpaceGuardBacksWhatGrows(t *testing.T) {
 	check("000010.vlog")
 	sizeFile("000002.vlog", 9000)
 	check()
-	if err := os.Remove(filepath.Join(dir, "000010.vlog")); err != nil {
+	if err := os.Remove(filepath.Join(g.dir, "000010.vlog")); err != nil {
 		t.Fatal(err)
 	}
 	check("000002.vlog") // the newest again, at a new size
@@ -70,36 +80,7 @@ func TestSpaceGuardBacksWhatGrows(t *testing.T) {
 // change) the guard does not list it, but still backs the files that may
 // grow; a new file changes the directory and is backed at once.
 func TestSpaceGuardSkipsAnUnchangedDirectory(t *testing.T) {
-	dir := t.TempDir()
-	var backed []string
-	g := newSpaceGuard(dir, 0)
-	g.free = func(string) (uint64, error) { return 1 << 40, nil }
-	g.back = func(path string, size int64) error {
-		backed = append(backed, filepath.Base(path))
-		return nil
-	}
-	resize := func(name string, size int64) {
-		t.Helper()
-		f, err := os.OpenFile(filepath.Join(dir, name), os.O_CREATE|os.O_WRONLY, 0o600)
-		if err != nil {
-			t.Fatal(err)
-		}
-		f.Close()
-		if err := os.Truncate(filepath.Join(dir, name), size); err != nil {
-			t.Fatal(err)
-		}
-	}
-	check := func(want ...string) {
-		t.Helper()
-		backed = nil
-		if err := g.check(); err != nil {
-			t.Fatal(err)
-		}
-		slices.Sort(backed)
-		if !slices.Equal(backed, want) {
-			t.Errorf("backed %v, want %v", backed, want)
-		}
-	}
+	g, resize, check := guardOnTemp(t)
 	resize("000001.vlog", 100)
 	resize("000002.vlog", 100)
 	resize("00003.mem", 100)
