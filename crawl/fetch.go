@@ -189,7 +189,7 @@ func (f *Fetcher) Fetch(ctx context.Context, rawURL string, head bool, etag, las
 		r.Err = err
 		return r
 	}
-	defer resp.Body.Close()
+	defer closeBody(resp.Body)
 	r.Status = resp.StatusCode
 	if f.cfg.KeepResponse {
 		r.Raw = &RawExchange{Method: method, ReqHeader: req.Header.Clone(), Proto: resp.Proto, Header: resp.Header.Clone()}
@@ -243,6 +243,9 @@ func (f *Fetcher) readBody(r *Result, resp *http.Response, rawURL, cs string) {
 		}
 		var err error
 		r.Links, err = extractPage(in, base, fb)
+		if fb != nil {
+			fb.Seal()
+		}
 		if err == nil && fb != nil {
 			r.Fingerprint, r.HasFingerprint = fb.Sum()
 			r.page = fb
@@ -295,7 +298,7 @@ func (f *Fetcher) FetchRobots(ctx context.Context, hostURL, agent string) (rb *R
 	if err != nil {
 		return DisallowAll(), true, 0, err
 	}
-	defer resp.Body.Close()
+	defer closeBody(resp.Body)
 	switch {
 	case resp.StatusCode >= 200 && resp.StatusCode < 300:
 		body, err := io.ReadAll(io.LimitReader(resp.Body, MaxRobotsBytes))
@@ -329,7 +332,7 @@ func (f *Fetcher) FetchDoc(ctx context.Context, rawURL string, read func(io.Read
 	if err != nil {
 		return 0, 0, err
 	}
-	defer resp.Body.Close()
+	defer closeBody(resp.Body)
 	if resp.StatusCode != http.StatusOK {
 		return resp.StatusCode, retryAfter(resp.Header.Get("Retry-After"), time.Now()), nil
 	}
@@ -339,6 +342,19 @@ func (f *Fetcher) FetchDoc(ctx context.Context, rawURL string, read func(io.Read
 		err = body.Err()
 	}
 	return resp.StatusCode, 0, err
+}
+
+// maxDrainBytes is how much of a body the crawler does not want (a 404's
+// page, a redirect's, the rest of a truncated page) it still reads before
+// closing it: Go's client keeps a connection only when its response was
+// read to the end, and without it a crawl of testweb opened five
+// connections per host, not one (TestFetchKeepsTheConnection).
+const maxDrainBytes = 16 << 10
+
+// closeBody reads what is left of a short body, then closes it.
+func closeBody(body io.ReadCloser) {
+	_, _ = io.CopyN(io.Discard, body, maxDrainBytes)
+	body.Close()
 }
 
 // retryAfter reads a Retry-After header: seconds or an HTTP date.

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -149,5 +151,51 @@ func TestFetchDocStaysOnItsHost(t *testing.T) {
 	body = nil
 	if _, _, err := f.FetchDoc(context.Background(), site.URL+"/away", read); err == nil || body != nil {
 		t.Errorf("a redirect to another host was followed: %q %v", body, err)
+	}
+}
+
+// Responses the crawler reads no body of (a robots.txt not found, a
+// redirect, a 404, a sitemap that is not there) leave the connection to
+// be used again, as long as their bodies are short: one connection for
+// all of them.
+func TestFetchKeepsTheConnection(t *testing.T) {
+	var conns atomic.Int64
+	page404 := strings.Repeat("not found here ", 500) // 7.5 KB, as a CMS sends
+	site := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/moved":
+			http.Redirect(w, r, "/here", http.StatusMovedPermanently)
+		case "/here":
+			fmt.Fprint(w, "<p>here</p>")
+		case "/busy":
+			w.WriteHeader(http.StatusServiceUnavailable)
+			fmt.Fprint(w, page404)
+		default:
+			w.WriteHeader(http.StatusNotFound)
+			fmt.Fprint(w, page404)
+		}
+	}))
+	site.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	site.Start()
+	defer site.Close()
+	f := NewFetcher(FetchConfig{AllowPrivate: true})
+	ctx := context.Background()
+	if _, _, status, _ := f.FetchRobots(ctx, site.URL, "cocrawl"); status != 404 {
+		t.Fatalf("robots.txt: %d", status)
+	}
+	for _, p := range []string{"/moved", "/missing", "/busy", "/here", "/missing"} {
+		if r := f.Fetch(ctx, site.URL+p, false, "", ""); r.Err != nil {
+			t.Fatalf("%s: %v", p, r.Err)
+		}
+	}
+	if status, _, err := f.FetchDoc(ctx, site.URL+"/sitemap.xml", func(io.Reader) error { return nil }); status != 404 || err != nil {
+		t.Fatalf("sitemap: %d %v", status, err)
+	}
+	if n := conns.Load(); n != 1 {
+		t.Errorf("%d connections for seven responses, want 1", n)
 	}
 }

@@ -25,6 +25,7 @@ func TestExtractLinks(t *testing.T) {
 		{"meta nofollow", `<meta name="robots" content="noindex, nofollow"><a href="/x">`, nil, true, true},
 		{"meta none", `<META NAME="ROBOTS" CONTENT="NONE"><a href="/x">`, nil, true, true},
 		{"malformed markup", `<a href='/q1'><a href=/q2 ><a href="/q3`, []string{"http://site.example/q1", "http://site.example/q2"}, false, false},
+		{"repeated attributes: the first counts", `<a href="/first" HREF="/second" rel="x" rel="nofollow"><a href="" href="/empty">`, []string{"http://site.example/first"}, false, false},
 		{"unbalanced tags", `<small><a HREF="/u">x</SMALL></a>`, []string{"http://site.example/u"}, false, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -31,6 +31,88 @@ var sessionParams = map[string]bool{
 // dropped. The Go standard library resolves references; no maintained
 // module does the rest to this specification, so it is written here.
 func Normalize(base *url.URL, ref string) (string, error) {
+	return normalize(base, ref, nil)
+}
+
+// hostMemo remembers the last host a normalize put in canonical form: the
+// links of one page mostly name one host, and IDNA's mapping of it was a
+// quarter of Normalize's time.
+type hostMemo struct {
+	raw, host string
+	err       error
+	set       bool
+}
+
+func (m *hostMemo) toASCII(raw string) (string, error) {
+	if m == nil {
+		return idna.Lookup.ToASCII(raw)
+	}
+	if !m.set || m.raw != raw {
+		m.host, m.err = idna.Lookup.ToASCII(raw)
+		m.raw, m.set = raw, true
+	}
+	return m.host, m.err
+}
+
+// pageBase is what a page's links are resolved against, with what the
+// common link needs to skip the general path: a page's links are mostly
+// paths of plain characters on its own host, which parsing, resolving and
+// printing as URLs cost 6% of a crawl's CPU and a tenth of its bytes.
+type pageBase struct {
+	url    *url.URL
+	memo   hostMemo
+	fast   bool   // prefix and dir are set
+	prefix string // scheme://host[:port] in normal form
+	dir    string // the base's path up to its last '/', in normal form
+}
+
+func newPageBase(base *url.URL) *pageBase {
+	pb := &pageBase{url: base}
+	if base == nil || base.Opaque != "" {
+		return pb
+	}
+	p := base.EscapedPath()
+	if !strings.HasPrefix(p, "/") || !plainPath(p) || hasDotSegment(p) {
+		return pb
+	}
+	root, err := Normalize(nil, base.Scheme+"://"+base.Host+"/")
+	if err != nil {
+		return pb
+	}
+	pb.fast, pb.prefix, pb.dir = true, strings.TrimSuffix(root, "/"), p[:strings.LastIndexByte(p, '/')+1]
+	return pb
+}
+
+// plainPath says whether a path holds only unreserved characters and
+// slashes: nothing for normalisation to decode, encode or drop.
+func plainPath(p string) bool {
+	for i := 0; i < len(p); i++ {
+		if c := p[i]; c != '/' && !unreserved(c) {
+			return false
+		}
+	}
+	return true
+}
+
+// normalize is Normalize for a link of a page: a plain path (no scheme,
+// host, query, fragment, escape or dot segment) is joined to the base
+// directly, which gives what Normalize gives (FuzzNormalizeLink); any
+// other goes the general way.
+func (pb *pageBase) normalize(ref string) (string, error) {
+	if pb.fast {
+		r := strings.TrimSpace(ref)
+		if r != "" && !strings.HasPrefix(r, "//") && plainPath(r) && !hasDotSegment(r) {
+			if r[0] == '/' {
+				return pb.prefix + r, nil
+			}
+			return pb.prefix + pb.dir + r, nil
+		}
+	}
+	return normalize(pb.url, ref, &pb.memo)
+}
+
+// normalize is Normalize with a memo of the last host (nil: none).
+func normalize(base *url.URL, ref string, memo *hostMemo) (string, error) {
 	ref = strings.TrimSpace(ref)
 	u, err := url.Parse(ref)
 	if err != nil {
@@ -54,7 +136,7 @@ func Normalize(base *url.URL, ref string) (string, error) {
 			return "", ErrNotHTTP
 		}
 		host = ip.String()
-	} else if host, err = idna.Lookup.ToASCII(host); err != nil {
+	} else if host, err = memo.toASCII(host); err != nil {
 		return "", err
 	}
 	if !strings.Contains(host, ":") && !dnsName(host) {
@@ -165,7 +247,7 @@ func unhex(c byte) byte {
 
 // removeDotSegments is RFC 3986 section 5.2.4 on an escaped path.
 func removeDotSegments(p string) string {
-	if !strings.Contains(p, ".") {
+	if !hasDotSegment(p) {
 		return p
 	}
 	segs := strings.Split(p, "/")
@@ -192,6 +274,18 @@ func removeDotSegments(p string) string {
 		r = "/" + r
 	}
 	return r
+}
+
+// hasDotSegment says whether a path has a segment "." or "..".
+func hasDotSegment(p string) bool {
+	for p != "" {
+		seg, rest, _ := strings.Cut(p, "/")
+		if seg == "." || seg == ".." {
+			return true
+		}
+		p = rest
+	}
+	return false
 }
 
 // dropSessionPathParam removes ";jsessionid=..." style path parameters.

@@ -47,6 +47,21 @@ func TestNormalize(t *testing.T) {
 	}
 }
 
+// A page's links through one memo of the last host: each as Normalize
+// alone has it, an IDNA host and a refused one among them.
+func TestNormalizeWithTheHostMemo(t *testing.T) {
+	base, _ := url.Parse("http://bücher.example/a/")
+	var memo hostMemo
+	for _, ref := range []string{"x", "http://BÜCHER.example/y", "//a-.example/z", "//a-.example/z2", "http://other.example/", "q",
+		"http://xn--bcher-kva.example/", "//x--y.example/", "/a/./b/../c", "/.hidden/x", "./", "..", "http://a.example/p/."} {
+		want, wantErr := Normalize(base, ref)
+		got, err := normalize(base, ref, &memo)
+		if got != want || (err == nil) != (wantErr == nil) {
+			t.Errorf("%q: %q, %v with the memo; %q, %v without", ref, got, err, want, wantErr)
+		}
+	}
+}
+
 func FuzzNormalize(f *testing.F) {
 	for _, s := range []string{"http://a.example/%7e/../x?sid=1&a=%2f#f", "HTTP://[::1]:80", "/x;jsessionid=1/y", "https://xn--bcher-kva.example./a/./b/"} {
 		f.Add(s)
@@ -64,8 +79,37 @@ func FuzzNormalize(f *testing.F) {
 		if twice != once {
 			t.Fatalf("not idempotent: %q -> %q -> %q", in, once, twice)
 		}
+		// With the memo of a page's last host, after another host and
+		// after this one: the same.
+		var memo hostMemo
+		for _, first := range []string{"http://Other.example./x", in} {
+			_, _ = normalize(base, first, &memo)
+			if m, err := normalize(base, in, &memo); m != once || err != nil {
+				t.Fatalf("with the memo after %q: %q, %v; without: %q", first, m, err, once)
+			}
+		}
 		if !strings.HasPrefix(once, "http://") && !strings.HasPrefix(once, "https://") {
 			t.Fatalf("normal form %q is not http(s)", once)
+		}
+	})
+}
+
+// A page's links through its pageBase are what Normalize makes of them,
+// on bases the fast join takes and bases it leaves to the general way.
+func FuzzNormalizeLink(f *testing.F) {
+	for _, s := range []string{"a.html", "/p/12.html", "dir/x", "/", "a//b", "~u/x-y_z.html", "//other.example/x", "./x", "../x", "a/..", "x?y=1", "x#f", " /s ", "%41", "a;jsessionid=1", "mailto:x", "A:b"} {
+		f.Add(s, 0)
+	}
+	bases := []string{"http://Site.Example:80/dir/page.html", "http://site.example", "https://bücher.example/a/b/", "http://site.example/%7Ea/b", "http://site.example/a/./b", "http://u@site.example/x?q=1#f", "http://site.example./a-b/c~d"}
+	f.Fuzz(func(t *testing.T, ref string, bi int) {
+		base, err := url.Parse(bases[uint(bi)%uint(len(bases))])
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, wantErr := Normalize(base, ref)
+		got, err := newPageBase(base).normalize(ref)
+		if got != want || (err == nil) != (wantErr == nil) {
+			t.Fatalf("%q on %v: %q, %v; Normalize: %q, %v", ref, base, got, err, want, wantErr)
 		}
 	})
 }

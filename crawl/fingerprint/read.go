@@ -28,6 +28,7 @@ func Read(r io.Reader, pathAndQuery string) (*Builder, error) {
 	z := html.NewTokenizer(r)
 	z.SetMaxBuf(maxTokenBytes)
 	b := &Builder{}
+	defer b.Seal()
 	b.IgnoreWordsOf(pathAndQuery)
 	for {
 		switch tt := z.Next(); tt {
