@@ -237,13 +237,12 @@ func (f StoredFrontier) NthParked(host string, n int) (uint32, uint64, bool, err
 	var due uint32
 	var fp uint64
 	var ok bool
-	err := f.Revisits.Scan(host+"\x00", true, func(key string, _ []byte) bool {
+	err := f.Revisits.ScanKeys(host+"\x00", func(key []byte) bool { // keys skipped unconverted: a host holds thousands
 		if n > 0 {
 			n--
 			return true
 		}
-		_, due, fp, _ = parseParkedKey(key)
-		ok = true
+		_, due, fp, ok = splitParkedKey(key)
 		return false
 	})
 	return due, fp, ok, err

@@ -218,8 +218,16 @@ func (t *Table) Get(key string) ([]byte, bool, error) {
 // (fn gets nil): a scan of keys reads only Badger's index. A value is
 // valid only during the call.
 func (t *Table) Scan(prefix string, keysOnly bool, fn func(key string, value []byte) bool) error {
+	return t.scan(prefix, keysOnly, false, fn)
+}
+
+// scan is Scan, with Badger's prefetch of values or without. Without, each
+// value is read when its entry is reached: a scan that stops after a few
+// entries (a host's head) does not read the next 64 values on a goroutine
+// each, which is what Badger's prefetch does (BenchmarkTableScanTake).
+func (t *Table) scan(prefix string, keysOnly, prefetch bool, fn func(key string, value []byte) bool) error {
 	return t.db.View(func(txn *badger.Txn) error {
-		it := txn.NewIterator(badger.IteratorOptions{Prefix: t.key(prefix), PrefetchValues: !keysOnly, PrefetchSize: 64})
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: t.key(prefix), PrefetchValues: prefetch && !keysOnly, PrefetchSize: 64})
 		defer it.Close()
 		for it.Rewind(); it.Valid(); it.Next() {
 			key := string(it.Item().Key()[len(t.prefix):])
