@@ -31,5 +31,8 @@
 // Written here rather than taken from a module: the Go simhash packages
 // (go-dedup/simhash, mfonda/simhash) hash a document's words as one bag,
 // with no notion of an HTML block, link text or boilerplate, and the sum
-// itself is a dozen lines.
+// itself is a few dozen lines (it counts eight bits of a feature with one
+// addition; fingerprints are pinned by TestGoldenFingerprints, since every
+// peer must compute the same). A crawler calls Builder.Seal when a page is
+// read, which hands the buffers its features grew in to the next page.
 package fingerprint
