@@ -351,9 +351,17 @@ func (f *Fetcher) FetchDoc(ctx context.Context, rawURL string, read func(io.Read
 // connections per host, not one (TestFetchKeepsTheConnection).
 const maxDrainBytes = 16 << 10
 
-// closeBody reads what is left of a short body, then closes it.
+// maxDrainTime bounds the read of what is left: a server that trickles a
+// 404's body keeps a worker this long, then loses its connection.
+const maxDrainTime = time.Second
+
+// closeBody reads what is left of a short body, then closes it. A Close
+// from the timer aborts a read in progress (net/http's response bodies
+// allow it: the connection is dropped).
 func closeBody(body io.ReadCloser) {
+	t := time.AfterFunc(maxDrainTime, func() { body.Close() })
 	_, _ = io.CopyN(io.Discard, body, maxDrainBytes)
+	t.Stop()
 	body.Close()
 }
 

@@ -199,3 +199,26 @@ func TestFetchKeepsTheConnection(t *testing.T) {
 		t.Errorf("%d connections for seven responses, want 1", n)
 	}
 }
+
+// A 404 whose body trickles does not hold the fetch past maxDrainTime:
+// the connection is dropped instead.
+func TestFetchDoesNotWaitForATricklingBody(t *testing.T) {
+	release := make(chan struct{})
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusNotFound)
+		fmt.Fprint(w, "not ")
+		w.(http.Flusher).Flush()
+		select { // the rest never comes while the test waits
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	defer site.Close()
+	defer close(release)
+	f := NewFetcher(FetchConfig{AllowPrivate: true})
+	start := time.Now()
+	r := f.Fetch(context.Background(), site.URL+"/gone", false, "", "")
+	if el := time.Since(start); r.Status != 404 || el > maxDrainTime+2*time.Second {
+		t.Fatalf("status %d after %v, want 404 within about %v", r.Status, el, maxDrainTime)
+	}
+}
