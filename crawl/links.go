@@ -47,16 +47,20 @@ func extractPage(r io.Reader, base *url.URL, fp *fingerprint.Builder) (Links, er
 	seen := map[string]bool{}
 	baseSet := false
 	pb := newPageBase(base)
-	add := func(ref string) {
+	// add follows a link and returns it normalised ("" when it is not one).
+	add := func(ref string) string {
 		if ref == "" {
-			return
+			return ""
 		}
 		u, err := pb.normalize(ref)
-		if err != nil || seen[u] || len(out.URLs) >= MaxLinksPerPage {
-			return
+		if err != nil {
+			return ""
 		}
-		seen[u] = true
-		out.URLs = append(out.URLs, u)
+		if !seen[u] && len(out.URLs) < MaxLinksPerPage {
+			seen[u] = true
+			out.URLs = append(out.URLs, u)
+		}
+		return u
 	}
 	for {
 		tt := z.Next()
@@ -132,11 +136,8 @@ func extractPage(r io.Reader, base *url.URL, fp *fingerprint.Builder) (Links, er
 			add(attrs.src)
 		case atom.Link:
 			if hasToken(attrs.rel, "alternate") {
-				add(attrs.href)
-				if isFeedType(attrs.typ) && len(out.Feeds) < maxFeedsPerPage {
-					if u, err := pb.normalize(attrs.href); err == nil {
-						out.Feeds = append(out.Feeds, u)
-					}
+				if u := add(attrs.href); u != "" && isFeedType(attrs.typ) && len(out.Feeds) < maxFeedsPerPage {
+					out.Feeds = append(out.Feeds, u)
 				}
 			}
 		case atom.Meta:

@@ -109,6 +109,13 @@ func repeatedSegments(u string) int {
 			}
 		}
 	}
+	return repeatedSegmentsParsed(u)
+}
+
+// repeatedSegmentsParsed is repeatedSegments by url.Parse and a map: any
+// URL, any number of segments (FuzzRepeatedSegments holds the shortcut
+// above to it).
+func repeatedSegmentsParsed(u string) int {
 	p, err := url.Parse(u)
 	if err != nil {
 		return 0

@@ -6,24 +6,6 @@ import (
 	"testing"
 )
 
-// repeatedSegmentsParsed is repeatedSegments by url.Parse and a map, the
-// way it was written first: the reference its shortcut must agree with.
-func repeatedSegmentsParsed(u string) int {
-	p, err := url.Parse(u)
-	if err != nil {
-		return 0
-	}
-	seen := map[string]int{}
-	most := 0
-	for _, s := range strings.Split(p.Path, "/") {
-		if s != "" {
-			seen[s]++
-			most = max(most, seen[s])
-		}
-	}
-	return most
-}
-
 func FuzzRepeatedSegments(f *testing.F) {
 	for _, s := range []string{"http://a.example/a/a/a/", "http://a.example/x/y/x?x/x/x", "http://a.example/%61/a/a", "http://a.example",
 		"http://a.example/p#/p/p", "https://a.example:8080/" + strings.Repeat("s/", 20), "http://u@a.example/a/a", "http://a.example?q=/a/a"} {
