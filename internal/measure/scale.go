@@ -9,6 +9,7 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -100,6 +101,11 @@ type ScaleSample struct {
 	// since the sample before (its background workers and the assists
 	// that make allocating goroutines help it).
 	GCShare float64
+	// ScanHeap is the heap the collector scans for pointers (what it
+	// marks in a cycle costs with it; maps of integers are not in it),
+	// and GCCycles the collections since the sample before.
+	ScanHeap int64
+	GCCycles int64
 }
 
 // ScaleReport is what the scale experiment measured.
@@ -278,6 +284,7 @@ func scaleCrawl(ctx context.Context, cfg ScaleConfig, seeds []string, rep *Scale
 	defer profile.stop()
 	var last ScaleSample
 	lastCPU, lastGC := cpuSeconds()
+	lastCycles := gcCycles()
 	for {
 		select {
 		case err := <-done:
@@ -293,6 +300,9 @@ func scaleCrawl(ctx context.Context, cfg ScaleConfig, seeds []string, rep *Scale
 			runtime.ReadMemStats(&ms)
 			smp.HeapInUse = int64(ms.HeapInuse)
 			smp.HeapLive = liveHeapBytes()
+			smp.ScanHeap = scanHeapBytes()
+			cycles := gcCycles()
+			smp.GCCycles, lastCycles = cycles-lastCycles, cycles
 			smp.PollsPerS = float64(smp.Polls-last.Polls) / (smp.At - last.At).Seconds()
 			cpu, gc := cpuSeconds()
 			if cpu > lastCPU {
@@ -302,8 +312,8 @@ func scaleCrawl(ctx context.Context, cfg ScaleConfig, seeds []string, rep *Scale
 			rep.Samples = append(rep.Samples, smp)
 			last = smp
 			profile.at(smp.At)
-			fmt.Fprintf(cfg.Progress, "%5.0fs %9d URLs known (%9d on disk, %9d of them parked) %9d polls %6.0f/s  RSS %6.0f MB (anon %6.0f)  heap %6.0f MB (live %5.0f)  store %6.0f MB  GC %3.0f%%\n",
-				smp.At.Seconds(), smp.Known, smp.Spilled+smp.Parked, smp.Parked, smp.Polls, smp.PollsPerS, mb(smp.RSS), mb(smp.RSSAnon), mb(smp.HeapInUse), mb(smp.HeapLive), mb(smp.StoreBytes), 100*smp.GCShare)
+			fmt.Fprintf(cfg.Progress, "%5.0fs %9d URLs known (%9d on disk, %9d of them parked) %9d polls %6.0f/s  RSS %6.0f MB (anon %6.0f)  heap %6.0f MB (live %5.0f)  store %6.0f MB  GC %3.0f%% (%2d cycles, scan %4.0f MB)\n",
+				smp.At.Seconds(), smp.Known, smp.Spilled+smp.Parked, smp.Parked, smp.Polls, smp.PollsPerS, mb(smp.RSS), mb(smp.RSSAnon), mb(smp.HeapInUse), mb(smp.HeapLive), mb(smp.StoreBytes), 100*smp.GCShare, smp.GCCycles, mb(smp.ScanHeap))
 		}
 	}
 }
@@ -534,13 +544,22 @@ func cpuSeconds() (total, gc float64) {
 }
 
 // liveHeapBytes is the Go heap found live by the last collection.
-func liveHeapBytes() int64 {
-	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+func liveHeapBytes() int64 { return uint64Metric("/gc/heap/live:bytes") }
+
+// scanHeapBytes is the heap the collector scans: the objects that may
+// hold pointers.
+func scanHeapBytes() int64 { return uint64Metric("/gc/scan/heap:bytes") }
+
+// gcCycles is how many collections the runtime has finished.
+func gcCycles() int64 { return uint64Metric("/gc/cycles/total:gc-cycles") }
+
+func uint64Metric(name string) int64 {
+	s := []metrics.Sample{{Name: name}}
 	metrics.Read(s)
 	if s[0].Value.Kind() != metrics.KindUint64 {
 		return 0
 	}
-	return int64(s[0].Value.Uint64())
+	return int64(min(s[0].Value.Uint64(), math.MaxInt64))
 }
 
 // dirBytes is the size of the files under dir.
