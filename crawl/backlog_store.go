@@ -13,7 +13,9 @@ import (
 // *webevents.Table (TableBacklog), or a stand-in.
 type BacklogTable interface {
 	Scan(prefix string, keysOnly bool, fn func(key string, value []byte) bool) error
+	ScanFrom(prefix, start string, fn func(key string, value []byte) bool) error
 	ScanKeys(prefix string, fn func(key []byte) bool) error
+	ScanKeysFrom(prefix, start string, fn func(key []byte) bool) error
 	Batch(fn func(b *webevents.TableBatch) error) error
 }
 
@@ -116,10 +118,14 @@ func (f StoredFrontier) WriteBacklog(spilled []SpilledURL, moves []BacklogMove) 
 	})
 }
 
-func (f StoredFrontier) TakeBacklog(host string, n int, state func(SpilledURL) URLState) ([]SpilledURL, error) {
+func (f StoredFrontier) TakeBacklog(host string, from BacklogFrom, n int, state func(SpilledURL) URLState) ([]SpilledURL, error) {
 	var got []SpilledURL
 	var bad []string
-	err := f.Backlog.Scan(host+"\x00", false, func(key string, v []byte) bool {
+	start := ""
+	if from != (BacklogFrom{}) {
+		start = backlogKey(host, from.Rank, from.FP)
+	}
+	err := f.Backlog.ScanFrom(host+"\x00", start, func(key string, v []byte) bool {
 		s, err := decodeSpilled(key, v)
 		if err != nil {
 			bad = append(bad, key)

@@ -3,6 +3,7 @@ package crawl
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -42,7 +43,7 @@ func TestBacklogStore(t *testing.T) {
 	state := func(s SpilledURL) URLState {
 		return URLState{URL: s.URL, Depth: s.Depth, Due: s.Due, Interval: s.Interval}
 	}
-	got, err := sf.TakeBacklog(a, 2, state)
+	got, err := sf.TakeBacklog(a, BacklogFrom{}, 2, state)
 	if err != nil || len(got) != 2 || got[0].FP != 2 || got[1].FP != 3 {
 		t.Fatalf("TakeBacklog(a, 2) = %+v, %v; want fingerprints 2 then 3", got, err)
 	}
@@ -62,7 +63,7 @@ func TestBacklogStore(t *testing.T) {
 	if _, ok, err := sf.TakeSpilled(a, 9, 1, state); err != nil || ok {
 		t.Errorf("TakeSpilled of a URL taken: %v, %v", ok, err)
 	}
-	if got, err := sf.TakeBacklog(a, 10, state); err != nil || len(got) != 1 || got[0].FP != 5 || got[0].Rank != 8 {
+	if got, err := sf.TakeBacklog(a, BacklogFrom{}, 10, state); err != nil || len(got) != 1 || got[0].FP != 5 || got[0].Rank != 8 {
 		t.Errorf("host a's backlog should hold only the moved URL, at rank 8: %+v, %v", got, err)
 	}
 }
@@ -251,5 +252,76 @@ func TestBacklogRefillTakesWhatIsNotWrittenYet(t *testing.T) {
 	}
 	if queued := f.spill.spilled.len() + len(f.spill.moves); saved != 4 || queued != 0 || f.size() != 6 {
 		t.Errorf("saved %d (want the 4 spilled), %d writes still queued, size %d", saved, queued, f.size())
+	}
+}
+
+// TestBacklogTakesFromWhereItLeftOff spills, moves, writes and takes a
+// host's URLs in a random order, and checks that every URL spilled is
+// taken once, though takes start where the last one ended: a URL spilled
+// or moved below that point, written or not, is still found.
+func TestBacklogTakesFromWhereItLeftOff(t *testing.T) {
+	for _, moves := range []bool{false, true} {
+		t.Run(fmt.Sprintf("moves=%v", moves), func(t *testing.T) { testBacklogTakesFrom(t, moves) })
+	}
+}
+
+func testBacklogTakesFrom(t *testing.T, moves bool) {
+	const host = "http://a.test"
+	b := newBacklog(storedFrontier(storetest.OpenBadger(t)), 8, false)
+	state := func(s SpilledURL) URLState { return URLState{URL: s.URL} }
+	rng := rand.New(rand.NewPCG(1, 2))
+	links := map[string]uint32{} // spilled, not taken
+	taken := map[string]int{}
+	next, raised := 0, 0
+	take := func(n int) {
+		stored, queued, err := b.take(host, n, state)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range append(stored, queued...) {
+			taken[s.URL]++
+			delete(links, s.URL)
+		}
+		if b.from[host] != (BacklogFrom{}) {
+			raised++
+		}
+	}
+	for range 3000 {
+		switch op := rng.IntN(10); {
+		case op < 5: // more spilled than taken: the backlog grows
+			u := fmt.Sprintf("%s/%d", host, next)
+			next++
+			links[u] = uint32(rng.IntN(8))
+			b.spill(host, urlFingerprint(u), &URLState{URL: u, Links: links[u]})
+		case op < 7:
+			for u := range links { // a spilled URL gains a backlink
+				if moves {
+					links[u]++
+					b.linked(u)
+				}
+				break
+			}
+		case op < 8:
+			if err := b.flush(); err != nil {
+				t.Fatal(err)
+			}
+		default:
+			take(1 + rng.IntN(2))
+		}
+	}
+	if err := b.flush(); err != nil {
+		t.Fatal(err)
+	}
+	take(next)
+	for u := range links {
+		t.Errorf("%s was spilled and never taken", u)
+	}
+	for u, n := range taken {
+		if n != 1 {
+			t.Errorf("%s taken %d times", u, n)
+		}
+	}
+	if len(taken) != next || raised == 0 {
+		t.Errorf("took %d of %d URLs; %d takes started past the first key", len(taken), next, raised)
 	}
 }

@@ -233,11 +233,11 @@ func (f StoredFrontier) unpark(got []ParkedURL, bad []string) error {
 	return f.moveToFrontier(f.Revisits, states, bad)
 }
 
-func (f StoredFrontier) NthParked(host string, n int) (uint32, uint64, bool, error) {
+func (f StoredFrontier) NthParked(host string, from uint32, n int) (uint32, uint64, bool, error) {
 	var due uint32
 	var fp uint64
 	var ok bool
-	err := f.Revisits.ScanKeys(host+"\x00", func(key []byte) bool { // keys skipped unconverted: a host holds thousands
+	err := f.Revisits.ScanKeysFrom(host+"\x00", parkedKey(host, from, 0), func(key []byte) bool { // keys skipped unconverted: a host holds thousands
 		if n > 0 {
 			n--
 			return true

@@ -61,8 +61,14 @@ func TestParkedStore(t *testing.T) {
 	if got, want := strings.Join(order, ","), a+"/1,"+a+"/2,"+a+"/3,"+b+"/x"; got != want {
 		t.Errorf("parked in order %s, want %s", got, want)
 	}
-	if due, fp, ok, err := sf.NthParked(a, 2); err != nil || !ok || due != 300 || fp != urlFingerprint(a+"/3") {
-		t.Errorf("NthParked(a, 2) = %d, %x, %v, %v", due, fp, ok, err)
+	if due, fp, ok, err := sf.NthParked(a, 0, 2); err != nil || !ok || due != 300 || fp != urlFingerprint(a+"/3") {
+		t.Errorf("NthParked(a, 0, 2) = %d, %x, %v, %v", due, fp, ok, err)
+	}
+	if due, fp, ok, err := sf.NthParked(a, 250, 0); err != nil || !ok || due != 300 || fp != urlFingerprint(a+"/3") {
+		t.Errorf("NthParked(a, from 250, 0) = %d, %x, %v, %v", due, fp, ok, err)
+	}
+	if _, _, ok, err := sf.NthParked(a, 301, 0); err != nil || ok {
+		t.Errorf("NthParked(a, from 301, 0) found one: %v, %v", ok, err)
 	}
 	got, next, err := sf.TakeParked(a, 5, 250)
 	if err != nil || len(got) != 2 || next != 300 {
@@ -414,4 +420,69 @@ func TestCrawlWithParkingRevisitsEveryPageAcrossARestart(t *testing.T) {
 	if s := c2.Stats(); s.Parked == 0 || s.Known != known {
 		t.Errorf("second run: %d parked, %d known (%d before)", s.Parked, s.Known, known)
 	}
+}
+
+// TestParkedDrawCountsEveryParkedURLOnce checks that the place a draw of
+// a parked URL takes (parking.nth) maps the host's parked count one to
+// one onto its parked URLs, queued or written, across buckets of due
+// times, and after some are taken: each is drawn with the same chance.
+func TestParkedDrawCountsEveryParkedURLOnce(t *testing.T) {
+	f := newFrontier()
+	f.park = newParking(parkingFrontier(storetest.OpenBadger(t)), 2)
+	f.parkError = func(err error) { t.Error(err) }
+	f.save = func(*URLState) {}
+	base := time.Now().Truncate(time.Second).Add(-time.Hour)
+	rng := rand.New(rand.NewPCG(3, 4))
+	var h *host
+	const urls = 60
+	for i := range urls {
+		st, _ := f.add(URLState{URL: fmt.Sprintf("http://a.test/%d", i), Due: base})
+		h = f.hosts["http://a.test"]
+		f.remove(h, st)
+		// Due over some ten buckets, several in each.
+		st.Polls, st.Due = 1, base.Add(time.Duration(rng.IntN(10<<dueBucketShift))*time.Second)
+		f.reschedule(h, st)
+		if i == urls/2 {
+			if err := f.park.flush(); err != nil { // some written, some still queued
+				t.Fatal(err)
+			}
+		}
+	}
+	check := func(when string) {
+		t.Helper()
+		n := h.parkedRevisits()
+		if len(h.parkFit.byDue) < 5 {
+			t.Fatalf("%s: %d buckets of due times; the test wants several", when, len(h.parkFit.byDue))
+		}
+		seen := map[uint64]int{}
+		for i := range n {
+			fp, ok, err := f.park.nth(h.key, h.parkFit, i)
+			if err != nil || !ok {
+				t.Fatalf("%s: nth(%d) of %d: %v, %v", when, i, n, ok, err)
+			}
+			seen[fp]++
+		}
+		if _, ok, _ := f.park.nth(h.key, h.parkFit, n); ok {
+			t.Errorf("%s: nth(%d) found one past the %d parked", when, n, n)
+		}
+		for fp, k := range seen {
+			if k != 1 || !f.park.has(fp) {
+				t.Errorf("%s: %x drawn at %d places, parked %v", when, fp, k, f.park.has(fp))
+			}
+		}
+		if len(seen) != n {
+			t.Errorf("%s: %d URLs drawn of %d parked", when, len(seen), n)
+		}
+	}
+	check("parked")
+	for range 8 { // drawn and brought back, from the queue or the store
+		if st := f.drawParked(rng); st == nil {
+			t.Fatal("no parked URL drawn")
+		}
+	}
+	check("after eight draws")
+	if err := f.park.flush(); err != nil {
+		t.Fatal(err)
+	}
+	check("all written")
 }

@@ -41,3 +41,31 @@ func TestPendingWritesKeepOrderAcrossAFailedWrite(t *testing.T) {
 		t.Fatalf("left %v, want 2 4", got)
 	}
 }
+
+// TestPendingWritesUseAWrittenArrayAgain checks that the pushes after a
+// write fill the array the write handed back, from empty.
+func TestPendingWritesUseAWrittenArrayAgain(t *testing.T) {
+	type item struct {
+		host string
+		fp   uint64
+	}
+	q := newPendingWrites(func(i *item) (string, uint64) { return i.host, i.fp })
+	for fp := range uint64(100) {
+		q.push(item{"a", fp})
+	}
+	done := q.drain()
+	first := &done[0]
+	q.written(done)
+	if done[5].host != "" {
+		t.Fatal("a written item still points to its host")
+	}
+	q.push(item{"b", 1000})
+	q.push(item{"b", 1001})
+	got := q.drain()
+	if len(got) != 2 || got[0].fp != 1000 || got[1].fp != 1001 || q.pending("a") != 0 {
+		t.Fatalf("after a write the queue holds %+v", got)
+	}
+	if &got[0] != first {
+		t.Fatal("the pushes after a write did not use its array")
+	}
+}

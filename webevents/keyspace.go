@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/dgraph-io/badger/v4"
 )
@@ -218,18 +219,30 @@ func (t *Table) Get(key string) ([]byte, bool, error) {
 // (fn gets nil): a scan of keys reads only Badger's index. A value is
 // valid only during the call.
 func (t *Table) Scan(prefix string, keysOnly bool, fn func(key string, value []byte) bool) error {
-	return t.scan(prefix, keysOnly, false, fn)
+	return t.scan(prefix, "", keysOnly, false, fn)
+}
+
+// ScanFrom is Scan from the first key at or after start, which has the
+// prefix. A caller that knows where a range's live keys begin seeks past
+// the deletions before them: Badger steps over each deleted key of the
+// range until a compaction to its last level drops it, and a queue taken
+// from its front (a host's backlog) keeps a run of them there.
+func (t *Table) ScanFrom(prefix, start string, fn func(key string, value []byte) bool) error {
+	return t.scan(prefix, start, false, false, fn)
 }
 
 // scan is Scan, with Badger's prefetch of values or without. Without, each
 // value is read when its entry is reached: a scan that stops after a few
 // entries (a host's head) does not read the next 64 values on a goroutine
 // each, which is what Badger's prefetch does (BenchmarkTableScanTake).
-func (t *Table) scan(prefix string, keysOnly, prefetch bool, fn func(key string, value []byte) bool) error {
+func (t *Table) scan(prefix, start string, keysOnly, prefetch bool, fn func(key string, value []byte) bool) error {
+	if !strings.HasPrefix(start, prefix) {
+		start = prefix
+	}
 	return t.db.View(func(txn *badger.Txn) error {
 		it := txn.NewIterator(badger.IteratorOptions{Prefix: t.key(prefix), PrefetchValues: prefetch && !keysOnly, PrefetchSize: 64})
 		defer it.Close()
-		for it.Rewind(); it.Valid(); it.Next() {
+		for it.Seek(t.key(start)); it.Valid(); it.Next() {
 			key := string(it.Item().Key()[len(t.prefix):])
 			if keysOnly {
 				if !fn(key, nil) {
@@ -254,10 +267,19 @@ func (t *Table) scan(prefix string, keysOnly, prefetch bool, fn func(key string,
 // until fn returns false, reading no values. The key is valid only during
 // the call: a restart that reads ten million keys allocates none of them.
 func (t *Table) ScanKeys(prefix string, fn func(key []byte) bool) error {
+	return t.ScanKeysFrom(prefix, "", fn)
+}
+
+// ScanKeysFrom is ScanKeys from the first key at or after start, which has
+// the prefix (ScanFrom says why).
+func (t *Table) ScanKeysFrom(prefix, start string, fn func(key []byte) bool) error {
+	if !strings.HasPrefix(start, prefix) {
+		start = prefix
+	}
 	return t.db.View(func(txn *badger.Txn) error {
 		it := txn.NewIterator(badger.IteratorOptions{Prefix: t.key(prefix), PrefetchValues: false})
 		defer it.Close()
-		for it.Rewind(); it.Valid(); it.Next() {
+		for it.Seek(t.key(start)); it.Valid(); it.Next() {
 			if !fn(it.Item().Key()[len(t.prefix):]) {
 				return nil
 			}
