@@ -153,10 +153,12 @@ type parkedFit struct {
 	byDue []dueCount
 }
 
-// dueBucketShift makes the buckets of byDue 256 s wide: narrow enough to
-// split the revisits a crawl of half an hour parks, and a host keeps at
-// most one bucket (8 bytes) per parked URL, fewer where they crowd.
-const dueBucketShift = 8
+// dueBucketShift makes the buckets of byDue 64 s wide: narrow enough to
+// split the revisits even a crawl of ten minutes parks (their due times
+// spread over its length), and a host keeps at most one bucket (8 bytes)
+// per parked URL, fewer where they crowd. A new bucket is inserted in
+// order: where due times spread over a month, a host has up to 40,000.
+const dueBucketShift = 6
 
 type dueCount struct {
 	bucket uint32 // due >> dueBucketShift
