@@ -105,9 +105,12 @@ type backlog struct {
 	// front of the host's range, and Badger steps over each deleted key
 	// there until a compaction drops it: a scan from the host's first key
 	// spent most of its time on them (2% of a scale crawl's CPU at 15
-	// million URLs). A take moves it to the last key taken; a URL spilled
-	// or moved below it lowers it. A host not in it starts at its first
-	// key, as after a restart. c.mu.
+	// million URLs). A take moves it to the last key taken, or to the
+	// lowest of the host's URLs waiting to be written if below; a URL
+	// spilled or moved below it lowers it. It skips most once a host finds
+	// no new URLs: a new one falls at a random place in its rank (keys are
+	// by fingerprint there) and lowers it again. A host not in it starts
+	// at its first key, as after a restart. c.mu.
 	from map[string]BacklogFrom
 
 	io sync.Mutex

@@ -2,72 +2,111 @@ package memlimit
 
 import (
 	"context"
-	"math"
 	"runtime"
 	"runtime/debug"
 	"testing"
 	"time"
 )
 
-func TestLimitFor(t *testing.T) {
+func TestPercentFor(t *testing.T) {
 	h := Headroom{Share: 0.25, Min: 256 << 20}
 	for _, c := range []struct {
-		live, outside, want int64
+		live int64
+		want int
 	}{
-		{0, 10 << 20, 10<<20 + 256<<20},         // the minimum
-		{100 << 20, 10 << 20, 10<<20 + 356<<20}, // still the minimum
-		{4 << 30, 50 << 20, 50<<20 + 5*(1<<30)}, // a quarter of 4 GiB
-		{1 << 30, 0, 1<<30 + 256<<20},           // a quarter is the minimum
+		{0, 6400},        // the minimum over Go's smallest heap
+		{128 << 20, 200}, // still the minimum: twice the live heap
+		{1 << 30, 25},    // a quarter is the minimum
+		{4 << 30, 25},    // a quarter
+		{1 << 40, 25},
 	} {
-		if got := limitFor(c.live, c.outside, h); got != c.want {
-			t.Errorf("limitFor(%d, %d) = %d, want %d", c.live, c.outside, got, c.want)
+		if got := percentFor(c.live, h); got != c.want {
+			t.Errorf("percentFor(%d MiB) = %d, want %d", c.live>>20, got, c.want)
 		}
+	}
+	if got := percentFor(1<<30, Headroom{Share: 0.001}); got != 1 {
+		t.Errorf("a headroom under 1%%: GOGC %d, want 1", got)
 	}
 }
 
-// TestKeepFollowsTheLiveHeap holds a live heap and checks that the limit
-// set is above it by the headroom, then is lifted when the context ends.
+// gcPercent reads the runtime's GOGC (setting it back at once).
+func gcPercent() int {
+	p := debug.SetGCPercent(100)
+	debug.SetGCPercent(p)
+	return p
+}
+
+// TestKeepFollowsTheLiveHeap holds a live heap and checks that the GOGC
+// set lets it grow by the headroom, then that the GOGC found is put back
+// when the context ends.
 func TestKeepFollowsTheLiveHeap(t *testing.T) {
+	t.Setenv("GOGC", "")
 	t.Setenv("GOMEMLIMIT", "")
-	before := debug.SetMemoryLimit(-1)
-	defer debug.SetMemoryLimit(before)
+	before := gcPercent()
+	defer debug.SetGCPercent(before)
 	held := make([][]byte, 64)
 	for i := range held {
 		held[i] = make([]byte, 1<<20)
 	}
 	runtime.GC()
 	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	Keep(ctx, Headroom{Share: 0.5, Min: 8 << 20, Every: 10 * time.Millisecond})
-	l := debug.SetMemoryLimit(-1)
-	if l != Limit() {
-		t.Fatalf("runtime limit %d, Limit() %d", l, Limit())
-	}
-	// 64 MiB live: the limit holds them, half of them again as headroom
-	// (at least), and is not Go's default of no limit.
-	if l < 96<<20 || l == math.MaxInt64 {
-		t.Fatalf("limit %d MiB with 64 MiB live and a headroom of half", l>>20)
-	}
-	if l > 1<<30 {
-		t.Fatalf("limit %d MiB: far above the live heap", l>>20)
+	// 64 MiB live and more: half of it is more than the minimum.
+	if p := gcPercent(); p != Percent() || p < 49 || p > 50 {
+		t.Fatalf("GOGC %d, Percent() %d, want 50 with 64 MiB live and a headroom of half", p, Percent())
 	}
 	cancel()
 	deadline := time.Now().Add(5 * time.Second)
-	for Limit() != 0 && time.Now().Before(deadline) {
+	for Percent() != 0 && time.Now().Before(deadline) {
 		time.Sleep(5 * time.Millisecond)
 	}
-	if got := debug.SetMemoryLimit(-1); got != math.MaxInt64 {
-		t.Fatalf("limit after the end: %d, want none", got)
+	if got := gcPercent(); got != before {
+		t.Fatalf("GOGC after the end: %d, want the %d found", got, before)
 	}
 	runtime.KeepAlive(held)
 }
 
-func TestKeepLeavesAnOperatorsLimit(t *testing.T) {
-	t.Setenv("GOMEMLIMIT", "1GiB")
-	before := debug.SetMemoryLimit(-1)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	Keep(ctx, Default)
-	if got := debug.SetMemoryLimit(-1); got != before || Limit() != 0 {
-		t.Fatalf("limit %d with GOMEMLIMIT set, want the runtime's own %d", got, before)
+// TestKeepsEndingInAnyOrderPutBackTheGOGCFound runs two Keeps at once
+// (two peers in one process) and ends the first started last.
+func TestKeepsEndingInAnyOrderPutBackTheGOGCFound(t *testing.T) {
+	t.Setenv("GOGC", "")
+	t.Setenv("GOMEMLIMIT", "")
+	before := gcPercent()
+	defer debug.SetGCPercent(before)
+	h := Headroom{Share: 0.5, Min: 8 << 20, Every: time.Millisecond}
+	first, endFirst := context.WithCancel(context.Background())
+	second, endSecond := context.WithCancel(context.Background())
+	Keep(first, h)
+	Keep(second, h)
+	endSecond()
+	time.Sleep(20 * time.Millisecond)
+	if Percent() == 0 {
+		t.Fatal("the first Keep's GOGC was dropped when the second ended")
+	}
+	endFirst()
+	deadline := time.Now().Add(5 * time.Second)
+	for Percent() != 0 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if got := gcPercent(); got != before {
+		t.Fatalf("GOGC after both ended: %d, want the %d found", got, before)
+	}
+}
+
+func TestKeepLeavesAnOperatorsSetting(t *testing.T) {
+	for _, env := range []string{"GOGC", "GOMEMLIMIT"} {
+		t.Run(env, func(t *testing.T) {
+			t.Setenv("GOGC", "")
+			t.Setenv("GOMEMLIMIT", "")
+			t.Setenv(env, map[string]string{"GOGC": "300", "GOMEMLIMIT": "1GiB"}[env])
+			before := gcPercent()
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			Keep(ctx, Default)
+			if got := gcPercent(); got != before || Percent() != 0 {
+				t.Fatalf("GOGC %d with %s set, want the runtime's own %d", got, env, before)
+			}
+		})
 	}
 }
