@@ -57,13 +57,7 @@ func TestKeepFollowsTheLiveHeap(t *testing.T) {
 		t.Fatalf("GOGC %d, Percent() %d, want 50 with 64 MiB live and a headroom of half", p, Percent())
 	}
 	cancel()
-	deadline := time.Now().Add(5 * time.Second)
-	for Percent() != 0 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
-	if got := gcPercent(); got != before {
-		t.Fatalf("GOGC after the end: %d, want the %d found", got, before)
-	}
+	checkPutBack(t, before)
 	runtime.KeepAlive(held)
 }
 
@@ -85,12 +79,19 @@ func TestKeepsEndingInAnyOrderPutBackTheGOGCFound(t *testing.T) {
 		t.Fatal("the first Keep's GOGC was dropped when the second ended")
 	}
 	endFirst()
+	checkPutBack(t, before)
+}
+
+// checkPutBack waits for the last Keep to end and checks that it put back
+// the GOGC found.
+func checkPutBack(t *testing.T, found int) {
+	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for Percent() != 0 && time.Now().Before(deadline) {
 		time.Sleep(5 * time.Millisecond)
 	}
-	if got := gcPercent(); got != before {
-		t.Fatalf("GOGC after both ended: %d, want the %d found", got, before)
+	if got := gcPercent(); got != found {
+		t.Fatalf("GOGC after the end: %d, want the %d found", got, found)
 	}
 }
 
