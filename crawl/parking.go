@@ -146,10 +146,10 @@ type parkedFit struct {
 	// but not yet in the sums.
 	uncounted int
 	// byDue counts the parked URLs (queued or stored) by due time, in
-	// buckets of dueBucket seconds, those that hold any in order: a
+	// buckets of 64 s (dueBucketShift), those that hold any in order: a
 	// uniform draw of one (drawParked) seeks to its bucket and skips only
 	// within it, where counting from the host's first key skipped half of
-	// them (5% of a scale crawl's CPU at 15 million URLs).
+	// them (about 5% of a scale crawl's CPU at 15 million URLs).
 	byDue []dueCount
 }
 
