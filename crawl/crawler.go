@@ -27,6 +27,7 @@ type Stats struct {
 	Discovered, Skipped                           int64 // URLs added, links refused by scope or trap rules
 	Delegated                                     int64 // polls left to a peer whose special set holds the URL
 	Stalled                                       int64 // polls not sent while events waited for the store
+	Connections                                   int64 // connections the fetcher opened
 	Known                                         int
 	Spilled                                       int // of Known, first visits in the backlog on disk (backlog.go)
 	Parked                                        int // of Known, revisits parked on disk (parking.go)
@@ -780,7 +781,7 @@ func (c *Crawler) Stats() Stats {
 		Created: c.created.Load(), Updated: c.updated.Load(), Deleted: c.deleted.Load(), DeletedBy: deletedBy, Confirmed: c.confirmed.Load(), Hinted: c.hinted.Load(),
 		Errors: errs, RobotsExcluded: c.robotsExcluded.Load(), RobotsFetches: c.robotsFetches.Load(),
 		Discovered: c.discovered.Load(), Skipped: c.skipped.Load(), Delegated: c.delegatedSkips.Load(), Known: known,
-		Spilled: spilled, Parked: parked, Stalled: c.stalled.Load(),
+		Spilled: spilled, Parked: parked, Stalled: c.stalled.Load(), Connections: c.fetcher.Connections(),
 	}
 }
 

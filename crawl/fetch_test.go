@@ -198,6 +198,49 @@ func TestFetchKeepsTheConnection(t *testing.T) {
 	if n := conns.Load(); n != 1 {
 		t.Errorf("%d connections for seven responses, want 1", n)
 	}
+	if n := f.Connections(); n != 1 {
+		t.Errorf("the fetcher counted %d connections, want 1", n)
+	}
+}
+
+// A fetcher going round more hosts than its idle pool holds opens a
+// connection for nearly every request; by default the pool holds at
+// least 1,024, so going round 40 hosts opens 40.
+func TestFetcherKeepsAConnectionForEachHostItGoesRound(t *testing.T) {
+	if n := defaultIdleConns(); n < 1024 || n > 4096 {
+		t.Fatalf("defaultIdleConns() = %d, want 1,024 to 4,096", n)
+	}
+	var conns atomic.Int64
+	var sites []string
+	for range 40 {
+		site := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			fmt.Fprint(w, "<p>a page</p>")
+		}))
+		site.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+			if s == http.StateNew {
+				conns.Add(1)
+			}
+		}
+		site.Start()
+		defer site.Close()
+		sites = append(sites, site.URL)
+	}
+	for _, c := range []struct {
+		idle, want int
+	}{{0, 40}, {10, 120}} {
+		conns.Store(0)
+		f := NewFetcher(FetchConfig{AllowPrivate: true, IdleConns: c.idle})
+		for range 3 {
+			for _, u := range sites {
+				if r := f.Fetch(context.Background(), u+"/", false, "", ""); r.Err != nil || r.Status != 200 {
+					t.Fatalf("%s: %d %v", u, r.Status, r.Err)
+				}
+			}
+		}
+		if n := f.Connections(); n != int64(c.want) || conns.Load() != n {
+			t.Errorf("idle pool %d: the fetcher counted %d connections, the servers %d, want %d", c.idle, n, conns.Load(), c.want)
+		}
+	}
 }
 
 // A 404 whose body trickles does not hold the fetch past maxDrainTime:

@@ -28,6 +28,13 @@ type spaceGuard struct {
 	// unchanged only they are looked at (space_unix.go).
 	listed  time.Time
 	growing []string
+	// listedAt is when the directory was last listed; while it changes
+	// (new tables at each compaction), it is listed again only relist
+	// after that, and in between the next memtable log and value log
+	// Badger will create are looked for by name (space_unix.go).
+	listedAt         time.Time
+	relist           time.Duration
+	nextMem, nextLog int // their file numbers; 0 when not known
 	// free reports the bytes an unprivileged writer may still use; back
 	// allocates a file's blocks (nil where the system cannot).
 	free func(dir string) (uint64, error)

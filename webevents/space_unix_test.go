@@ -17,6 +17,7 @@ func guardOnTemp(t *testing.T) (g *spaceGuard, size func(name string, n int64), 
 	dir := t.TempDir()
 	var backed []string
 	g = newSpaceGuard(dir, 0)
+	g.relist = 0 // every change listed, unless a test says otherwise
 	g.free = func(string) (uint64, error) { return 1 << 40, nil }
 	g.back = func(path string, size int64) error {
 		backed = append(backed, filepath.Base(path))
@@ -96,4 +97,32 @@ func TestSpaceGuardSkipsAnUnchangedDirectory(t *testing.T) {
 	}
 	resize("000004.vlog", 100)
 	check("000004.vlog")
+}
+
+// While the directory changes faster than the guard lists it, the next
+// memtable log and value log by Badger's numbering are still backed at
+// once; a file out of that numbering waits for the next listing.
+func TestSpaceGuardFindsBadgersNextLogsBetweenListings(t *testing.T) {
+	g, resize, check := guardOnTemp(t)
+	resize("000001.vlog", 100)
+	resize("000002.vlog", 100)
+	resize("00007.mem", 100)
+	resize("000001.sst", 100)
+	check("000001.vlog", "000002.vlog", "00007.mem")
+	g.relist = time.Hour
+	resize("000002.sst", 100) // a compaction's table: the directory changed
+	check()
+	resize("00008.mem", 100)
+	resize("00009.mem", 100)
+	check("00008.mem", "00009.mem")
+	resize("000003.vlog", 100)
+	check("000003.vlog")
+	resize("000002.vlog", 300) // finished: no longer looked at
+	resize("000003.vlog", 200)
+	resize("00007.mem", 200)
+	check("000003.vlog", "00007.mem")
+	resize("000010.vlog", 100) // out of the numbering: left to the listing
+	check()
+	g.relist = 0
+	check("000010.vlog")
 }

@@ -106,6 +106,8 @@ type ScaleSample struct {
 	// and GCCycles the collections since the sample before.
 	ScanHeap int64
 	GCCycles int64
+	// Connections is how many the crawler has opened since it started.
+	Connections int64
 }
 
 // ScaleReport is what the scale experiment measured.
@@ -294,7 +296,7 @@ func scaleCrawl(ctx context.Context, cfg ScaleConfig, seeds []string, rep *Scale
 			return err
 		case now := <-tick.C:
 			s := c.Stats()
-			smp := ScaleSample{At: now.Sub(start), Known: int64(s.Known), Spilled: int64(s.Spilled), Parked: int64(s.Parked), Polls: s.Polls, StoreBytes: dirBytes(cfg.Dir)}
+			smp := ScaleSample{At: now.Sub(start), Known: int64(s.Known), Spilled: int64(s.Spilled), Parked: int64(s.Parked), Polls: s.Polls, StoreBytes: dirBytes(cfg.Dir), Connections: s.Connections}
 			smp.RSS, smp.RSSAnon = residentBytes()
 			var ms runtime.MemStats
 			runtime.ReadMemStats(&ms)
@@ -312,8 +314,8 @@ func scaleCrawl(ctx context.Context, cfg ScaleConfig, seeds []string, rep *Scale
 			rep.Samples = append(rep.Samples, smp)
 			last = smp
 			profile.at(smp.At)
-			fmt.Fprintf(cfg.Progress, "%5.0fs %9d URLs known (%9d on disk, %9d of them parked) %9d polls %6.0f/s  RSS %6.0f MB (anon %6.0f)  heap %6.0f MB (live %5.0f)  store %6.0f MB  GC %3.0f%% (%2d cycles, scan %4.0f MB)\n",
-				smp.At.Seconds(), smp.Known, smp.Spilled+smp.Parked, smp.Parked, smp.Polls, smp.PollsPerS, mb(smp.RSS), mb(smp.RSSAnon), mb(smp.HeapInUse), mb(smp.HeapLive), mb(smp.StoreBytes), 100*smp.GCShare, smp.GCCycles, mb(smp.ScanHeap))
+			fmt.Fprintf(cfg.Progress, "%5.0fs %9d URLs known (%9d on disk, %9d of them parked) %9d polls %6.0f/s  RSS %6.0f MB (anon %6.0f)  heap %6.0f MB (live %5.0f)  store %6.0f MB  GC %3.0f%% (%2d cycles, scan %4.0f MB)  conns %d\n",
+				smp.At.Seconds(), smp.Known, smp.Spilled+smp.Parked, smp.Parked, smp.Polls, smp.PollsPerS, mb(smp.RSS), mb(smp.RSSAnon), mb(smp.HeapInUse), mb(smp.HeapLive), mb(smp.StoreBytes), 100*smp.GCShare, smp.GCCycles, mb(smp.ScanHeap), smp.Connections)
 		}
 	}
 }
@@ -584,6 +586,7 @@ func (r *ScaleReport) Print(out io.Writer) {
 	end := r.Samples[len(r.Samples)-1]
 	fmt.Fprintf(out, "scale: %d hosts x %d pages on loopback, %d workers, no delay, %v\n", c.Hosts, c.Pages, c.Workers, c.Run)
 	fmt.Fprintf(out, "URLs known at the end: %d, from %d polls\n", end.Known, end.Polls)
+	fmt.Fprintf(out, "connections opened: %d (%d hosts; one per %.0f polls)\n", end.Connections, c.Hosts, float64(end.Polls)/float64(max(end.Connections, 1)))
 	fmt.Fprintf(out, "memory per additional known URL (second half of the growth): resident %.0f bytes (anonymous %.0f), Go heap in use %.0f, live Go heap %.0f\n",
 		r.RSSPerURL, r.AnonPerURL, r.HeapPerURL, r.LivePerURL)
 	fmt.Fprintf(out, "  the live heap by where the URL is: %.0f bytes per URL in memory (in a host's heads), %.0f per URL on disk (%d of %d at the end: %d first visits in the backlog, %d revisits parked)\n",
