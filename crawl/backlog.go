@@ -350,7 +350,7 @@ func (f *frontier) loadBacklog(keys *keysAhead) error {
 // spilledState is the URLState of a spilled URL back in memory: the
 // resident one when a crash left the URL in both.
 func (f *frontier) spilledState(s SpilledURL) URLState {
-	if old := f.urls[s.URL]; old != nil {
+	if old := f.get(s.URL); old != nil {
 		return *old
 	}
 	st := URLState{URL: s.URL, Depth: s.Depth, Due: s.Due, Interval: s.Interval, Links: s.Links}
@@ -374,13 +374,13 @@ func (f *frontier) refill(h *host, now time.Time) {
 	}
 	for _, s := range stored {
 		f.unspilled(h)
-		if f.urls[s.URL] == nil {
+		if !f.holds(s.URL) {
 			f.addResident(f.spilledState(s), h)
 		}
 	}
 	for _, s := range queued {
 		f.unspilled(h)
-		if f.urls[s.URL] == nil {
+		if !f.holds(s.URL) {
 			f.saveState(f.addResident(f.spilledState(s), h)) // never written: now a frontier state
 		}
 	}
@@ -406,8 +406,8 @@ func (f *frontier) unspilled(h *host) {
 // resident is the state of a normalised URL, brought back into memory
 // when it is spilled or parked; nil when unknown. c.mu held.
 func (f *frontier) resident(u string) *URLState {
-	if st := f.urls[u]; st != nil || f.spill == nil && f.park == nil {
-		return st
+	if f.holds(u) || f.spill == nil && f.park == nil {
+		return f.get(u) // nil for another URL of its fingerprint
 	}
 	fp := urlFingerprint(u)
 	if f.park != nil && f.park.has(fp) {
@@ -429,7 +429,7 @@ func (f *frontier) resident(u string) *URLState {
 	}
 	h := f.host(key)
 	f.unspilled(h)
-	if !ok || f.urls[s.URL] != nil {
+	if !ok || f.holds(s.URL) {
 		return nil
 	}
 	st := f.addResident(f.spilledState(s), h)

@@ -171,7 +171,7 @@ func TestForgetGone(t *testing.T) {
 		t.Fatalf("frontier store keeps %v", kept)
 	}
 	c.mu.Lock()
-	_, inMemory := c.f.urls["http://a.example/gone-long"]
+	inMemory := c.f.get("http://a.example/gone-long") != nil
 	c.mu.Unlock()
 	if inMemory {
 		t.Fatal("the frontier still holds a URL gone for 60 days")

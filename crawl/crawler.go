@@ -714,7 +714,9 @@ func (c *Crawler) learnLook(h *host, st *URLState, res *Result, changed, refused
 	c.observeLook(st, res.End, changed, res.LastModified)
 	if res.Status == 200 && !refused {
 		st.NotHTML = !res.HTML
-		st.ETag, st.LastMod = res.ETag, res.LastModRaw
+		if st.ETag != res.ETag || st.LastMod != res.LastModRaw {
+			st.URL, st.ETag, st.LastMod = packStrings(st.URL, res.ETag, res.LastModRaw)
+		}
 	}
 }
 

@@ -54,7 +54,7 @@ func TestObservedHintsFeedTheEstimate(t *testing.T) {
 	u := "http://a.example/"
 	now := time.Now()
 	c.mu.Lock()
-	st := c.f.urls[u]
+	st := c.f.get(u)
 	st.Seen, st.Polls, st.Due, st.Interval = now.Add(-time.Hour).UnixMilli(), 1, now.Add(time.Hour), 2*time.Hour
 	c.mu.Unlock()
 	c.Hint(Hint{URL: u, Seen: now.Add(-30 * time.Minute), Changed: now.Add(-40 * time.Minute)})
@@ -82,7 +82,7 @@ func TestRateStats(t *testing.T) {
 	c.addURL("http://a.example/", 0, now)
 	c.addURL("http://a.example/b", 1, now)
 	for _, u := range []string{"http://a.example/", "http://a.example/b"} {
-		st := c.f.urls[u]
+		st := c.f.get(u)
 		st.Interval = time.Hour
 		for range 10 { // a change every other hour: 12 a day
 			st.Rate.Observe(time.Hour, st.Rate.Visits%2 == 0, -1, false)

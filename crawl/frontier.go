@@ -177,7 +177,13 @@ func later(a, b time.Time) time.Time {
 // so larger sites are crawled first (Castillo, chapter 4). It is not safe
 // for concurrent use; the crawler serialises access.
 type frontier struct {
-	urls    map[string]*URLState
+	// urls are the URLs in memory by urlFingerprint, not by the URL: a
+	// map of strings gave the collector a pointer more to chase for each
+	// URL at every cycle, and hashed and compared the whole URL at each
+	// look-up. Of two URLs of one fingerprint (one pair in about 10^12 at
+	// 10 million URLs) the first is kept, as the backlog and the parking,
+	// keyed by it too, keep one.
+	urls    map[uint64]*URLState
 	all     []*URLState // every URL of urls, in no order: samples are drawn from it (selfcheck.go)
 	hosts   map[string]*host
 	domains map[string]int // hosts per registrable domain
@@ -248,7 +254,7 @@ func firstVisitOrder(order string, classes bool) func(a, b *URLState) bool {
 }
 
 func newFrontier() *frontier {
-	f := &frontier{urls: map[string]*URLState{}, hosts: map[string]*host{}, domains: map[string]int{}, servers: map[string]*server{},
+	f := &frontier{urls: map[uint64]*URLState{}, hosts: map[string]*host{}, domains: map[string]int{}, servers: map[string]*server{},
 		serverPolicy: serverPolicy{conns: 1, delayShare: DefaultServerDelayShare, maxHosts: DefaultMaxHostsPerServer},
 		firstLess:    firstVisitOrder(FirstByBacklinks, false), explore: 0.1, grace: time.Second}
 	f.waiting.less = func(a, b *host) bool { return a.readyAt().Before(b.readyAt()) }
@@ -292,7 +298,16 @@ func parsedHostKey(u string) string {
 
 // get is the state of a normalised URL in memory, nil when unknown or
 // spilled (resident fetches a spilled one).
-func (f *frontier) get(u string) *URLState { return f.urls[u] }
+func (f *frontier) get(u string) *URLState {
+	if st := f.urls[urlFingerprint(u)]; st != nil && st.URL == u {
+		return st
+	}
+	return nil
+}
+
+// holds says whether a URL of u's fingerprint is in memory: u, or one
+// whose place it cannot take.
+func (f *frontier) holds(u string) bool { return f.urls[urlFingerprint(u)] != nil }
 
 // size is the number of URLs known, spilled ones too.
 func (f *frontier) size() int {
@@ -352,15 +367,15 @@ func (f *frontier) host(key string) *host {
 // due now spills, and only when its host's head is full (or others of the
 // host wait spilled already, which come first).
 func (f *frontier) add(s URLState) (*URLState, bool) {
-	if old := f.urls[s.URL]; old != nil {
+	fp := urlFingerprint(s.URL)
+	if old := f.urls[fp]; old != nil {
+		if old.URL != s.URL {
+			return nil, false // another URL of its fingerprint holds its place
+		}
 		return old, false
 	}
-	var fp uint64
-	if f.spill != nil || f.park != nil {
-		fp = urlFingerprint(s.URL)
-		if f.park != nil && f.park.has(fp) || f.spill != nil && f.spill.has(fp) {
-			return nil, false // known, on disk
-		}
+	if f.park != nil && f.park.has(fp) || f.spill != nil && f.spill.has(fp) {
+		return nil, false // known, on disk
 	}
 	h := f.host(hostKey(s.URL))
 	if f.spill != nil && s.Polls == 0 && !s.Gone && (h.spilled > 0 || h.first.Len() >= f.spill.head) &&
@@ -375,10 +390,11 @@ func (f *frontier) add(s URLState) (*URLState, bool) {
 	return f.addResident(s, h), true
 }
 
-// addResident puts a URL not known in memory; h is its host.
+// addResident puts a URL not known in memory (nor one of its
+// fingerprint: f.holds); h is its host.
 func (f *frontier) addResident(s URLState, h *host) *URLState {
 	st := &s
-	f.urls[s.URL] = st
+	f.urls[urlFingerprint(s.URL)] = st
 	f.all = append(f.all, st)
 	st.ai = int32(len(f.all))
 	h.known++
@@ -390,7 +406,9 @@ func (f *frontier) addResident(s URLState, h *host) *URLState {
 
 // drop takes a URL out of the frontier (it must be in no heap).
 func (f *frontier) drop(st *URLState) {
-	delete(f.urls, st.URL)
+	if fp := urlFingerprint(st.URL); f.urls[fp] == st {
+		delete(f.urls, fp)
+	}
 	if i := int(st.ai) - 1; i >= 0 && i < len(f.all) && f.all[i] == st {
 		last := f.all[len(f.all)-1]
 		f.all[i], last.ai = last, int32(i+1)

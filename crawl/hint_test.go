@@ -23,7 +23,7 @@ func startIdle(t *testing.T, seeds ...string) *Crawler {
 func (c *Crawler) stateOf(u string) (URLState, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	st := c.f.urls[u]
+	st := c.f.get(u)
 	if st == nil {
 		return URLState{}, false
 	}

@@ -509,7 +509,7 @@ func (f *frontier) unparked(h *host, s *ParkedURL, queued bool) {
 		h.parkFit.remove(s)
 	}
 	h.known--
-	if f.urls[s.State.URL] != nil {
+	if f.holds(s.State.URL) {
 		return // in memory too, after a crash: the resident state stands
 	}
 	st := f.addResident(s.State, h)
@@ -537,7 +537,7 @@ func (f *frontier) unparkOne(h *host, fp uint64) *URLState {
 		return nil
 	}
 	f.unparked(h, &s, queued)
-	return f.urls[s.State.URL]
+	return f.get(s.State.URL)
 }
 
 // unparkAll brings every parked URL of the host back into memory: what a

@@ -148,7 +148,7 @@ func TestFirstVisitsByBacklinksAndExplore(t *testing.T) {
 		f.add(URLState{URL: fmt.Sprintf("http://a.test/%d", i), Due: now, Depth: 1})
 	}
 	for i, n := range []int{0, 3, 1, 2} {
-		st := f.urls[fmt.Sprintf("http://a.test/%d", i)]
+		st := f.get(fmt.Sprintf("http://a.test/%d", i))
 		for range n {
 			f.linked(st.URL, st)
 		}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"time"
 )
 
@@ -109,18 +110,19 @@ func (r *stateReader) float32() float32 {
 	return v
 }
 
-func (r *stateReader) string() string {
+// bytes reads a string's bytes, in the buffer read.
+func (r *stateReader) bytes() []byte {
 	n := r.uvarint(maxStateString)
 	if r.err != nil {
-		return ""
+		return nil
 	}
 	if uint64(len(r.b)) < n {
 		r.err = errors.New("short string")
-		return ""
+		return nil
 	}
-	s := string(r.b[:n])
+	b := r.b[:n]
 	r.b = r.b[n:]
-	return s
+	return b
 }
 
 // decodeState reads a stored state of url: binary, or the JSON of older
@@ -153,7 +155,7 @@ func decodeState(url string, v []byte) (URLState, error) {
 	s.HostNext, s.Seen = r.varint(), r.varint()
 	s.Rate.Visits, s.Rate.Changes = uint32(r.uvarint(math.MaxUint32)), uint32(r.uvarint(math.MaxUint32))
 	s.Rate.Watched, s.Rate.Still = r.float32(), r.float32()
-	s.ETag, s.LastMod = r.string(), r.string()
+	etag, lastMod := r.bytes(), r.bytes()
 	switch {
 	case r.err != nil:
 		return s, fmt.Errorf("crawl: frontier entry %q: %w", url, r.err)
@@ -162,5 +164,30 @@ func decodeState(url string, v []byte) (URLState, error) {
 	case s.Interval < 0:
 		return s, fmt.Errorf("crawl: frontier entry %q: negative interval", url)
 	}
+	if len(etag)+len(lastMod) > 0 {
+		var b strings.Builder
+		b.Grow(len(url) + len(etag) + len(lastMod))
+		b.WriteString(url)
+		b.Write(etag)
+		b.Write(lastMod)
+		s.URL, s.ETag, s.LastMod = splitPacked(b.String(), len(url), len(etag))
+	}
 	return s, nil
+}
+
+// packStrings puts a state's URL, ETag and Last-Modified in one
+// allocation. The collector marks the hosts' heads at every cycle, and
+// each pointer it follows to another object is a cache miss once a
+// crawl's heap is large: three strings in one object are one.
+func packStrings(u, etag, lastMod string) (string, string, string) {
+	if etag == "" && lastMod == "" {
+		return u, etag, lastMod
+	}
+	return splitPacked(u+etag+lastMod, len(u), len(etag))
+}
+
+// splitPacked cuts the URL, the ETag and the Last-Modified out of their
+// packed string.
+func splitPacked(s string, urlLen, etagLen int) (string, string, string) {
+	return s[:urlLen], s[urlLen : urlLen+etagLen], s[urlLen+etagLen:]
 }

@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/cocrawl/cocrawl/crawl/revisit"
 )
@@ -27,6 +28,29 @@ func TestStateCodecRoundTrip(t *testing.T) {
 	j, _ := json.Marshal(s)
 	if n := len(appendState(nil, &s)); n*2 > len(j) {
 		t.Errorf("binary %d bytes against JSON's %d", n, len(j))
+	}
+}
+
+// A state's URL, ETag and Last-Modified are one allocation, decoded or
+// packed after a poll, so the collector follows one pointer to another
+// object for the three, not three.
+func TestStateStringsAreOneAllocation(t *testing.T) {
+	s := fullState()
+	decoded, err := decodeState(s.URL, appendState(nil, &s))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var packed URLState
+	packed.URL, packed.ETag, packed.LastMod = packStrings(s.URL, s.ETag, s.LastMod)
+	for _, got := range []URLState{decoded, packed} {
+		if got.URL != s.URL || got.ETag != s.ETag || got.LastMod != s.LastMod {
+			t.Fatalf("strings %q %q %q, want %q %q %q", got.URL, got.ETag, got.LastMod, s.URL, s.ETag, s.LastMod)
+		}
+		base := uintptr(unsafe.Pointer(unsafe.StringData(got.URL)))
+		if uintptr(unsafe.Pointer(unsafe.StringData(got.ETag))) != base+uintptr(len(s.URL)) ||
+			uintptr(unsafe.Pointer(unsafe.StringData(got.LastMod))) != base+uintptr(len(s.URL)+len(s.ETag)) {
+			t.Errorf("the URL, the ETag and the Last-Modified of %+v are not one allocation", got)
+		}
 	}
 }
 
