@@ -133,3 +133,25 @@ func TestKnownURLsLoadStopped(t *testing.T) {
 		t.Errorf("after a stopped load: never-written held %v, pending kept %v", s.known.mayHold("http://never.example/"), s.known.pending != nil)
 	}
 }
+
+// BenchmarkKnownURLsMayHoldNew tests URLs never added against the chain
+// of filters of four million URLs (six filters): what each poll of a URL
+// never recorded costs.
+func BenchmarkKnownURLsMayHoldNew(b *testing.B) {
+	k := newKnownURLs()
+	for i := range 4_000_000 {
+		k.addNew(fmt.Appendf(nil, "http://h%d.example/page/%d", i%3000, i))
+	}
+	urls := make([]string, 4096)
+	for i := range urls {
+		urls[i] = fmt.Sprintf("http://h%d.example/new/%d", i%3000, i)
+	}
+	held, n := 0, 0
+	for ; b.Loop(); n++ {
+		if k.mayHold(urls[n%len(urls)]) {
+			held++
+		}
+	}
+	b.ReportMetric(float64(len(k.filters)), "filters")
+	b.ReportMetric(float64(held)/float64(n), "false-held")
+}
