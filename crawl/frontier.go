@@ -180,9 +180,9 @@ type frontier struct {
 	// urls are the URLs in memory by urlFingerprint, not by the URL: a
 	// map of strings gave the collector a pointer more to chase for each
 	// URL at every cycle, and hashed and compared the whole URL at each
-	// look-up. Of two URLs of one fingerprint (one pair in about 10^12 at
-	// 10 million URLs) the first is kept, as the backlog and the parking,
-	// keyed by it too, keep one.
+	// look-up. Of two URLs of one fingerprint (among 10 million URLs a
+	// chance of about 3 in a million that any two share one) the first is
+	// kept, as the backlog and the parking, keyed by it too, keep one.
 	urls    map[uint64]*URLState
 	all     []*URLState // every URL of urls, in no order: samples are drawn from it (selfcheck.go)
 	hosts   map[string]*host
