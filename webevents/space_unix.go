@@ -19,16 +19,6 @@ func newSpaceGuard(dir string, need uint64) *spaceGuard {
 	return &spaceGuard{dir: dir, need: need, backed: map[string]int64{}, free: freeBytes, back: fallocate, relist: time.Second}
 }
 
-// freeBytes returns the bytes of dir's filesystem an unprivileged writer
-// may still use.
-func freeBytes(dir string) (uint64, error) {
-	var st unix.Statfs_t
-	if err := unix.Statfs(dir, &st); err != nil {
-		return 0, err
-	}
-	return st.Bavail * uint64(st.Bsize), nil
-}
-
 // backFiles allocates the blocks of every mapped file not yet backed at
 // its present size. Badger creates a file in the directory before it maps
 // it, so while the directory is unchanged only the files that may still
