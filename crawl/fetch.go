@@ -77,7 +77,7 @@ func (c *FetchConfig) defaults() {
 // a crawl going round more hosts than it holds opens a connection for
 // nearly every request: at 3,000 hosts and a pool of 1,024, dialling was
 // a twentieth of the crawler's CPU (docs/performance.md). An idle
-// connection holds a file and two goroutines (about 20 KB); the
+// connection holds a file, two goroutines and two 4 KB buffers; the
 // quarter leaves the rest of the files to the store and the peer.
 func defaultIdleConns() int {
 	return min(max(openFileLimit()/4, 1024), 4096)

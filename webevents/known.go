@@ -87,7 +87,7 @@ func (k *knownURLs) mayHold(u string) bool {
 	// URLs the chain is eight filters, and a URL never recorded is tested
 	// against each. They depend on the filters' k only, which their one
 	// false-positive rate sets. The newest filter, the largest, is tested
-	// first: it holds about half of the URLs.
+	// first: it holds up to half of the URLs.
 	var locs []uint64
 	for i := len(k.filters) - 1; i >= 0; i-- {
 		f := k.filters[i]

@@ -29,7 +29,7 @@ func newSpaceGuard(dir string, need uint64) *spaceGuard {
 // CPU, and the listing alone 4.6%. While compactions change the directory
 // every second or so, it is listed at most every g.relist, and between
 // listings the next logs by Badger's numbering are looked for by name: at
-// 15 million URLs, with 1,200 tables, the listings were 3% of the CPU.
+// 15 million URLs the listings were 3% of the CPU.
 // g.mu held.
 func (g *spaceGuard) backFiles() error {
 	var st unix.Stat_t
