@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"net/url"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -83,6 +84,8 @@ type EventsReport struct {
 	Polls        int64
 	DeletedBy    map[string]int64
 	Hosts        int
+	Start        time.Time
+	Missed       []MissedChange // changes seen that no UPDATE reported
 }
 
 func ratioOr1(a, b int) float64 {
@@ -166,7 +169,7 @@ loop:
 	tick.Stop()
 	wg.Wait()
 	st := cr.Stats()
-	return judgeEvents(c, w, store, st), nil
+	return judgeEvents(c, w, store, st, start), nil
 }
 
 // look is one response a host's log shows, as the judge needs it.
@@ -208,6 +211,18 @@ type updateJudge struct {
 	updated map[string]map[int]bool // URL -> looks reported as updates
 	// falseCreates counts CREATE events of looks that served no page.
 	falseCreates int
+	// missed are the changes seen that no UPDATE reported, for a report
+	// to name.
+	missed []MissedChange
+}
+
+// MissedChange is a change a look saw that no UPDATE reported: where a
+// failed run starts looking.
+type MissedChange struct {
+	URL      string
+	At       time.Time // the look that saw it ended
+	From, To int       // versions
+	Reread   bool      // the look was the second of two reads
 }
 
 func newUpdateJudge(looks map[string][]look, kindOf func(string) string) *updateJudge {
@@ -310,6 +325,9 @@ func (j *updateJudge) finish() []EventsKind {
 				k.Changes++
 				if j.updated[u][i] {
 					k.Detected++
+				} else {
+					j.missed = append(j.missed, MissedChange{URL: u, At: time.UnixMilli(ls[i].ms),
+						From: ls[p].version, To: ls[i].version, Reread: i > 0 && ls[i-1].reread})
 				}
 			}
 		}
@@ -323,8 +341,8 @@ func (j *updateJudge) finish() []EventsKind {
 
 // judgeEvents compares the events with the hosts' logs of what they
 // served.
-func judgeEvents(c EventsConfig, w *testweb.Web, store *recordingStore, st crawl.Stats) *EventsReport {
-	rep := &EventsReport{Config: c, Polls: st.Polls, DeletedBy: st.DeletedBy, Hosts: len(w.Hosts())}
+func judgeEvents(c EventsConfig, w *testweb.Web, store *recordingStore, st crawl.Stats, start time.Time) *EventsReport {
+	rep := &EventsReport{Config: c, Polls: st.Polls, DeletedBy: st.DeletedBy, Hosts: len(w.Hosts()), Start: start}
 	looks := map[string][]look{}
 	for _, h := range w.Hosts() {
 		for _, r := range h.Log() {
@@ -352,6 +370,7 @@ func judgeEvents(c EventsConfig, w *testweb.Web, store *recordingStore, st crawl
 		j.event(e)
 	}
 	rep.Kinds, rep.FalseCreates = j.finish(), j.falseCreates
+	rep.Missed = j.missed
 	byStyle := map[testweb.DeletionStyle]*EventsDeletion{}
 	for u, ps := range w.Truth() {
 		if !strings.Contains(u, "/p/") {
@@ -420,4 +439,17 @@ func (r *EventsReport) Print(out io.Writer) {
 	}
 	tw.Flush()
 	fmt.Fprintf(out, "\nlive pages held deleted: %d; creations of pages that were not there: %d; deletions decided by %v\n", r.LiveDeleted, r.FalseCreates, r.DeletedBy)
+	printMissed(out, r.Missed, r.Start)
+}
+
+// printMissed names the changes no UPDATE reported, in the order seen.
+func printMissed(out io.Writer, missed []MissedChange, start time.Time) {
+	slices.SortFunc(missed, func(a, b MissedChange) int { return a.At.Compare(b.At) })
+	for _, m := range missed {
+		how := ""
+		if m.Reread {
+			how = ", the second of two reads"
+		}
+		fmt.Fprintf(out, "missed: %s at %.1f s into the run (version %d to %d%s)\n", m.URL, m.At.Sub(start).Seconds(), m.From, m.To, how)
+	}
 }

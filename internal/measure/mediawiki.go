@@ -80,6 +80,8 @@ type MediaWikiReport struct {
 	Deletes     int // articles deleted; Deleted.Seen counts those looked at again after
 	Polls       int64
 	DeletedBy   map[string]int64
+	Start       time.Time
+	Missed      []MissedChange // changes seen that no UPDATE reported
 }
 
 // wiki is a MediaWiki served on loopback.
@@ -349,6 +351,7 @@ func (w *wiki) run(ctx context.Context) (*MediaWikiReport, error) {
 	if ks := j.finish(); len(ks) > 0 {
 		rep.Articles = ks[0]
 	}
+	rep.Start, rep.Missed = start, j.missed
 	rep.Deleted.Style = "MediaWiki deletion (404)"
 	for i := range c.Pages {
 		u := fmt.Sprintf("%s/index.php/Article_%d", w.base, i)
@@ -377,4 +380,5 @@ func (r *MediaWikiReport) Print(out io.Writer) {
 		k.Reported, k.True, k.Changes, k.Detected, k.Precision(), k.Recall())
 	fmt.Fprintf(out, "deletions: %d articles deleted, %d looked at again after, %d of those held deleted; live articles held deleted: %d; deletions decided by %v\n",
 		r.Deletes, r.Deleted.Seen, r.Deleted.Held, r.LiveDeleted, r.DeletedBy)
+	printMissed(out, r.Missed, r.Start)
 }
