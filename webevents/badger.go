@@ -77,6 +77,7 @@ type BadgerStore struct {
 	stop        context.CancelFunc
 	done        chan struct{}
 	space       *spaceGuard // refuses writes on a nearly full disk (space.go)
+	infos       dayInfos    // the day infos the last writes left, under mu
 	// appended wakes live readers after each write (notify.go)
 	appended appendSignal
 }

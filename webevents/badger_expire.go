@@ -66,6 +66,7 @@ func (s *BadgerStore) expireDays(keepFrom int64) (days int, records int64, err e
 	}
 	s.mu.Lock() // writers wait: a day's log and its info go together
 	defer s.mu.Unlock()
+	defer s.infos.clear() // the dropped days' infos go with them
 	var prefixes [][]byte
 	for _, day := range old {
 		prefixes = append(prefixes, logKey(day, 0)[:len(prefixLog)+4], dayKey(day), originLogPrefix(day, ""), originDayKey(day, ""))

@@ -34,6 +34,8 @@ func (s *BadgerStore) Merge(events []Event, c *Cursor) (MergeResult, error) {
 	}
 	w := s.newWriter()
 	defer func() { w.txn.Discard() }()
+	committed := false
+	defer func() { s.infos.keep(w, committed) }()
 	var commits commitGroup
 	known := prefetch(readers, s.mayHold, events[:min(len(events), mergePart)])
 	if known.err != nil {
@@ -88,6 +90,7 @@ func (s *BadgerStore) Merge(events []Event, c *Cursor) (MergeResult, error) {
 	if err := commits.wait(); err != nil {
 		return r.result, fmt.Errorf("webevents: merge: %w", err)
 	}
+	committed = true
 	if r.result.Accepted > 0 {
 		s.appended.signal()
 	}

@@ -60,6 +60,11 @@ func (w *writer) dayInfo(day int64) (*DayInfo, error) {
 	if d := w.days[day]; d != nil {
 		return d, nil
 	}
+	if c, ok := w.s.infos.day(day); ok {
+		d := c.info
+		w.days[day], w.indexed[day] = &d, c.indexed
+		return &d, nil
+	}
 	d := &DayInfo{Day: day}
 	it, err := w.txn.Get(dayKey(day))
 	switch {
@@ -90,10 +95,14 @@ func (w *writer) dayInfo(day int64) (*DayInfo, error) {
 }
 
 // originInfo is the info of origin's records of day, read from the store
-// at the first touch.
+// at the first touch (or as an earlier call left it: dayInfos).
 func (w *writer) originInfo(k originDay) (*DayInfo, error) {
 	if d := w.origins[k]; d != nil {
 		return d, nil
+	}
+	if c, ok := w.s.infos.origin(k); ok {
+		w.origins[k] = &c
+		return &c, nil
 	}
 	d := &DayInfo{Day: k.day}
 	it, err := w.txn.Get(originDayKey(k.day, k.origin))
@@ -301,6 +310,8 @@ func (s *BadgerStore) Record(events []Event) error {
 	}
 	w := s.newWriter()
 	defer func() { w.txn.Discard() }()
+	committed := false
+	defer func() { s.infos.keep(w, committed) }()
 	for i := range events {
 		if w.full() {
 			if err := w.commit(true); err != nil {
@@ -316,6 +327,7 @@ func (s *BadgerStore) Record(events []Event) error {
 	if err := w.commit(false); err != nil {
 		return fmt.Errorf("webevents: record: %w", err)
 	}
+	committed = true
 	s.appended.signal()
 	return nil
 }
