@@ -132,6 +132,10 @@ type ScaleReport struct {
 	// FirstRate and LastRate are polls per second over the first and the
 	// last minute of the crawl (or a quarter of it, when shorter).
 	FirstRate, LastRate float64
+	// ByMillion is polls per second while the URLs known went from each
+	// million to the next: the speed by the frontier's size, whatever
+	// the time it took to get there.
+	ByMillion []KnownWindow
 	// Restart: how long the stored frontier took to load, and until the
 	// first poll after it.
 	RestartLoad, RestartFirstPoll time.Duration
@@ -452,6 +456,38 @@ func (r *ScaleReport) summarise() {
 	window := min(time.Minute, r.Config.Run/4)
 	r.FirstRate = rateOver(r.Samples, 0, window)
 	r.LastRate = rateOver(r.Samples, end.At-window, end.At)
+	r.ByMillion = byMillion(r.Samples)
+}
+
+// KnownWindow is the polls per second from the first sample with From
+// URLs known or more to the first with To or more.
+type KnownWindow struct {
+	From, To int64
+	Rate     float64
+}
+
+// byMillion is the crawl's speed over each million URLs known, from the
+// first million the samples pass to the last.
+func byMillion(ss []ScaleSample) []KnownWindow {
+	const m = 1_000_000
+	first := func(known int64) *ScaleSample {
+		for i := range ss {
+			if ss[i].Known >= known {
+				return &ss[i]
+			}
+		}
+		return nil
+	}
+	var out []KnownWindow
+	for lo := int64(m); ; lo += m {
+		a, b := first(lo), first(lo+m)
+		if a == nil || b == nil {
+			return out
+		}
+		if b.At > a.At {
+			out = append(out, KnownWindow{From: lo, To: lo + m, Rate: float64(b.Polls-a.Polls) / (b.At - a.At).Seconds()})
+		}
+	}
 }
 
 // rateOver is polls per second from the last sample at or before from
@@ -597,6 +633,17 @@ func (r *ScaleReport) Print(out io.Writer) {
 		ratio = fmt.Sprintf("%.2fx", r.LastRate/r.FirstRate)
 	}
 	fmt.Fprintf(out, "polls per second: %.0f in the first minute, %.0f in the last (%s)\n", r.FirstRate, r.LastRate, ratio)
+	if len(r.ByMillion) > 0 {
+		base := r.ByMillion[0]
+		fmt.Fprintf(out, "polls per second by millions of URLs known (against %d-%d million):", base.From/1e6, base.To/1e6)
+		for i, w := range r.ByMillion {
+			if i%5 == 0 {
+				fmt.Fprint(out, "\n ")
+			}
+			fmt.Fprintf(out, " %d-%dM %.0f (%.2fx)", w.From/1e6, w.To/1e6, w.Rate, w.Rate/base.Rate)
+		}
+		fmt.Fprintln(out)
+	}
 	fmt.Fprintf(out, "restart: %d URLs loaded in %v, polling again after %v\n", r.RestartKnown, r.RestartLoad.Round(time.Millisecond), r.RestartFirstPoll.Round(time.Millisecond))
 	fmt.Fprintf(out, "projection at these slopes: 100 million known URLs take %.1f GB resident beyond the start (%.1f GB anonymous, %.1f GB of live heap)\n",
 		r.RSSPerURL*1e8/1e9, r.AnonPerURL*1e8/1e9, r.LivePerURL*1e8/1e9)

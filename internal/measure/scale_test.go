@@ -2,6 +2,7 @@ package measure
 
 import (
 	"math"
+	"strings"
 	"testing"
 	"time"
 )
@@ -44,5 +45,36 @@ func TestSlopes2SplitsTwoCauses(t *testing.T) {
 	}
 	if a, b := slopes2(x1, x1, ys); a != 0 || b != 0 {
 		t.Errorf("two equal regressors gave %v and %v, want none", a, b)
+	}
+}
+
+// The speed by the frontier's size runs from the first sample past each
+// million URLs known to the first past the next, however long each took.
+func TestScaleSpeedByMillions(t *testing.T) {
+	var ss []ScaleSample
+	known, polls := int64(0), int64(0)
+	for i := 1; i <= 40; i++ {
+		rate := int64(8000) // polls a second: 8,000 up to 2 million URLs known, 4,000 after
+		if known >= 2_000_000 {
+			rate = 4000
+		}
+		polls += 10 * rate
+		known += 25 * rate // 2.5 new URLs a poll
+		ss = append(ss, ScaleSample{At: time.Duration(i) * 10 * time.Second, Known: known, Polls: polls})
+	}
+	ws := byMillion(ss)
+	if len(ws) != 4 || ws[0].From != 1_000_000 || ws[3].To != 5_000_000 {
+		t.Fatalf("windows %+v, want 1-2 million to 4-5", ws)
+	}
+	if math.Abs(ws[0].Rate-8000) > 1 || math.Abs(ws[2].Rate-4000) > 1 {
+		t.Errorf("1-2M at %.0f polls/s, 3-4M at %.0f: want 8000 and 4000", ws[0].Rate, ws[2].Rate)
+	}
+	r := &ScaleReport{Config: ScaleConfig{Run: 400 * time.Second}, Samples: ss}
+	r.summarise()
+	var out strings.Builder
+	r.Print(&out)
+	t.Log("\n" + out.String())
+	if !strings.Contains(out.String(), "3-4M 4000 (0.50x)") {
+		t.Errorf("the report does not give 3-4 million's speed against 1-2 million's:\n%s", out.String())
 	}
 }
