@@ -731,8 +731,18 @@ func (c *Crawler) hostDone(h *host, st *URLState, res *Result, transient bool) {
 		notBefore = later(notBefore, res.End.Add(c.backoff(h, res.RetryAfter)))
 	}
 	st.HostNext = notBefore.UnixMilli()
-	c.save(st) // before it may be parked: the parked state is the one saved
-	c.f.reschedule(h, st)
+	if c.f.parkable(h, st) {
+		// The parked entry holds the state: saved as a frontier state as
+		// well, it would be deleted by the parking's own write (one of the
+		// nine store writes a first visit made). One saved before, not yet
+		// written, goes too.
+		u := st.URL
+		c.f.parkState(h, st)
+		c.queue.dropState(u)
+	} else {
+		c.save(st)
+		c.f.reschedule(h, st)
+	}
 	c.f.release(h, notBefore)
 }
 

@@ -486,3 +486,54 @@ func TestParkedDrawCountsEveryParkedURLOnce(t *testing.T) {
 	}
 	check("all written")
 }
+
+// A polled URL that goes to disk at once is written there only: its
+// parked entry holds its state, so no frontier state of it waits to be
+// written (the parking's write would delete it again).
+func TestParkedAtOnceWaitsAsNoFrontierState(t *testing.T) {
+	w, err := testweb.Start(testweb.Config{Hosts: 1, PagesPerHost: 40, LinksPerPage: 6, Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	st := storetest.OpenBadger(t)
+	cfg := testConfig(w)
+	cfg.MinDelay, cfg.RevisitMin, cfg.RevisitMax = time.Millisecond, time.Hour, 2*time.Hour
+	cfg.RevisitsInMemory = 1
+	c, err := New(cfg, st, parkingFrontier(st))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	parkedAfter, waiting := 0, 0
+	for ctx.Err() == nil && c.Stats().Polls < 30 {
+		r, ok, wait := c.Poll(ctx)
+		if !ok {
+			time.Sleep(max(wait, time.Millisecond))
+			continue
+		}
+		if r.Robots {
+			continue
+		}
+		c.mu.Lock()
+		if c.f.park.has(urlFingerprint(r.URL)) {
+			parkedAfter++
+			c.queue.mu.Lock()
+			if _, ok := c.queue.states[r.URL]; ok {
+				waiting++
+			}
+			c.queue.mu.Unlock()
+		}
+		c.mu.Unlock()
+	}
+	if err := c.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if parkedAfter < 10 || waiting > 0 {
+		t.Errorf("%d polls parked their URL at once; after %d of them a frontier state of it waited to be written", parkedAfter, waiting)
+	}
+}

@@ -144,6 +144,14 @@ func (q *persistQueue) addState(st URLState) {
 	}
 }
 
+// dropState unqueues the state of url not yet taken for writing (one a
+// parked entry now holds).
+func (q *persistQueue) dropState(url string) {
+	q.mu.Lock()
+	delete(q.states, url)
+	q.mu.Unlock()
+}
+
 // putBack queues again what a failed write held, before what came since;
 // a state queued since is newer and wins.
 func (q *persistQueue) putBack(events []webevents.Event, states map[string]URLState) {
