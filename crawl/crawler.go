@@ -733,7 +733,7 @@ func (c *Crawler) hostDone(h *host, st *URLState, res *Result, transient bool) {
 	st.HostNext = notBefore.UnixMilli()
 	if c.f.parkable(h, st) {
 		// The parked entry holds the state: saved as a frontier state as
-		// well, it would be deleted by the parking's own write (one of the
+		// well, it would be deleted by the parking's own write (one of about
 		// nine store writes a first visit made). One saved before, not yet
 		// written, goes too.
 		u := st.URL
