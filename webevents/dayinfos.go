@@ -5,7 +5,8 @@ package webevents
 // the store, so a write batch reads none of them back. Each batch of a
 // crawl touches most of its origins (a record each), and at 15 million
 // URLs those reads were 4% of a peer's CPU (writer.originInfo: a point
-// read through every level of the tree, docs/performance.md).
+// read of the tree, its levels searched down to the key's,
+// docs/performance.md).
 //
 // Only a call whose commits all succeeded fills it; a call that failed
 // (some of its commits may have been applied, some not) and an expiry

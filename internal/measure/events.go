@@ -212,7 +212,7 @@ type updateJudge struct {
 	// falseCreates counts CREATE events of looks that served no page.
 	falseCreates int
 	// missed are the changes seen that no UPDATE reported, for a report
-	// to name.
+	// to name: in the order seen, once finish has run.
 	missed []MissedChange
 }
 
@@ -332,6 +332,7 @@ func (j *updateJudge) finish() []EventsKind {
 			}
 		}
 	}
+	slices.SortFunc(j.missed, func(a, b MissedChange) int { return a.At.Compare(b.At) })
 	out := make([]EventsKind, 0, len(j.order))
 	for _, name := range j.order {
 		out = append(out, *j.kinds[name])
@@ -442,9 +443,9 @@ func (r *EventsReport) Print(out io.Writer) {
 	printMissed(out, r.Missed, r.Start)
 }
 
-// printMissed names the changes no UPDATE reported, in the order seen.
+// printMissed names the changes no UPDATE reported (the judge's finish
+// puts them in the order seen).
 func printMissed(out io.Writer, missed []MissedChange, start time.Time) {
-	slices.SortFunc(missed, func(a, b MissedChange) int { return a.At.Compare(b.At) })
 	for _, m := range missed {
 		how := ""
 		if m.Reread {
