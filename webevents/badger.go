@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -322,8 +323,11 @@ func decodeDayInfo(v []byte, d *DayInfo) error {
 	return nil
 }
 
-// badgerLogger sends Badger's warnings and errors to slog; its info and
-// debug chatter (compactions, table flushes) is dropped.
+// badgerLogger sends Badger's warnings and errors to slog; of its info
+// and debug chatter (compactions, table flushes) only the write stalls are
+// kept: Badger stops taking writes while level 0 holds too many tables
+// (WithNumLevelZeroTablesStall), and says so when a stall lasted over a
+// second, and at the close how long they took in all.
 type badgerLogger struct{ l *slog.Logger }
 
 func (b badgerLogger) Errorf(f string, a ...any) {
@@ -332,5 +336,13 @@ func (b badgerLogger) Errorf(f string, a ...any) {
 func (b badgerLogger) Warningf(f string, a ...any) {
 	b.l.Warn("badger: " + string(bytes.TrimSpace([]byte(fmt.Sprintf(f, a...)))))
 }
-func (badgerLogger) Infof(string, ...any)  {}
+func (b badgerLogger) Infof(f string, a ...any) {
+	m := strings.TrimSpace(fmt.Sprintf(f, a...))
+	switch {
+	case strings.HasPrefix(m, "L0 was stalled for"):
+		b.l.Warn("badger: " + m + ": writes waited for level 0's compaction")
+	case strings.HasPrefix(m, "Lifetime L0 stalled for"):
+		b.l.Info("badger: " + m)
+	}
+}
 func (badgerLogger) Debugf(string, ...any) {}

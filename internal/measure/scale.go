@@ -108,6 +108,12 @@ type ScaleSample struct {
 	GCCycles int64
 	// Connections is how many the crawler has opened since it started.
 	Connections int64
+	// Stalled counts the polls put off since the crawl began because the
+	// store lagged behind (crawl.Config.MaxBacklog).
+	Stalled int64
+	// Goroutines is how many the process runs: the collector scans each
+	// one's stack in every cycle.
+	Goroutines int
 }
 
 // ScaleReport is what the scale experiment measured.
@@ -128,7 +134,12 @@ type ScaleReport struct {
 	// host's heads) keeps, and one more on disk (in the backlog, or
 	// parked).
 	LivePerResident, LivePerOnDisk float64
-	StorePerURL                    float64 // the data folder's bytes per known URL at the end
+	// Grew is how many URLs the frontier learnt over the samples the
+	// slopes are fitted to. A crawl that goes on from a store of a web
+	// already known whole (--data of an earlier run) learns next to none,
+	// and its slopes are noise divided by almost nothing: slopesMeaningful.
+	Grew        int64
+	StorePerURL float64 // the data folder's bytes per known URL at the end
 	// FirstRate and LastRate are polls per second over the first and the
 	// last minute of the crawl (or a quarter of it, when shorter).
 	FirstRate, LastRate float64
@@ -300,7 +311,7 @@ func scaleCrawl(ctx context.Context, cfg ScaleConfig, seeds []string, rep *Scale
 			return err
 		case now := <-tick.C:
 			s := c.Stats()
-			smp := ScaleSample{At: now.Sub(start), Known: int64(s.Known), Spilled: int64(s.Spilled), Parked: int64(s.Parked), Polls: s.Polls, StoreBytes: dirBytes(cfg.Dir), Connections: s.Connections}
+			smp := ScaleSample{At: now.Sub(start), Known: int64(s.Known), Spilled: int64(s.Spilled), Parked: int64(s.Parked), Polls: s.Polls, StoreBytes: dirBytes(cfg.Dir), Connections: s.Connections, Stalled: s.Stalled, Goroutines: runtime.NumGoroutine()}
 			smp.RSS, smp.RSSAnon = residentBytes()
 			var ms runtime.MemStats
 			runtime.ReadMemStats(&ms)
@@ -318,8 +329,8 @@ func scaleCrawl(ctx context.Context, cfg ScaleConfig, seeds []string, rep *Scale
 			rep.Samples = append(rep.Samples, smp)
 			last = smp
 			profile.at(smp.At)
-			fmt.Fprintf(cfg.Progress, "%5.0fs %9d URLs known (%9d on disk, %9d of them parked) %9d polls %6.0f/s  RSS %6.0f MB (anon %6.0f)  heap %6.0f MB (live %5.0f)  store %6.0f MB  GC %3.0f%% (%2d cycles, scan %4.0f MB)  conns %d\n",
-				smp.At.Seconds(), smp.Known, smp.Spilled+smp.Parked, smp.Parked, smp.Polls, smp.PollsPerS, mb(smp.RSS), mb(smp.RSSAnon), mb(smp.HeapInUse), mb(smp.HeapLive), mb(smp.StoreBytes), 100*smp.GCShare, smp.GCCycles, mb(smp.ScanHeap), smp.Connections)
+			fmt.Fprintf(cfg.Progress, "%5.0fs %9d URLs known (%9d on disk, %9d of them parked) %9d polls %6.0f/s  RSS %6.0f MB (anon %6.0f)  heap %6.0f MB (live %5.0f)  store %6.0f MB  GC %3.0f%% (%2d cycles, scan %4.0f MB)  conns %d  goroutines %d  stalled %d\n",
+				smp.At.Seconds(), smp.Known, smp.Spilled+smp.Parked, smp.Parked, smp.Polls, smp.PollsPerS, mb(smp.RSS), mb(smp.RSSAnon), mb(smp.HeapInUse), mb(smp.HeapLive), mb(smp.StoreBytes), 100*smp.GCShare, smp.GCCycles, mb(smp.ScanHeap), smp.Connections, smp.Goroutines, smp.Stalled)
 		}
 	}
 }
@@ -439,6 +450,7 @@ func (r *ScaleReport) summarise() {
 		hi--
 	}
 	half := r.Samples[lo:hi]
+	r.Grew = half[len(half)-1].Known - half[0].Known
 	xs := make([]float64, len(half))
 	inMem, onDisk := make([]float64, len(half)), make([]float64, len(half))
 	rss, anon := make([]float64, len(half)), make([]float64, len(half))
@@ -623,10 +635,15 @@ func (r *ScaleReport) Print(out io.Writer) {
 	fmt.Fprintf(out, "scale: %d hosts x %d pages on loopback, %d workers, no delay, %v\n", c.Hosts, c.Pages, c.Workers, c.Run)
 	fmt.Fprintf(out, "URLs known at the end: %d, from %d polls\n", end.Known, end.Polls)
 	fmt.Fprintf(out, "connections opened: %d (%d hosts; one per %.0f polls)\n", end.Connections, c.Hosts, float64(end.Polls)/float64(max(end.Connections, 1)))
-	fmt.Fprintf(out, "memory per additional known URL (second half of the growth): resident %.0f bytes (anonymous %.0f), Go heap in use %.0f, live Go heap %.0f\n",
-		r.RSSPerURL, r.AnonPerURL, r.HeapPerURL, r.LivePerURL)
-	fmt.Fprintf(out, "  the live heap by where the URL is: %.0f bytes per URL in memory (in a host's heads), %.0f per URL on disk (%d of %d at the end: %d first visits in the backlog, %d revisits parked)\n",
-		r.LivePerResident, r.LivePerOnDisk, end.Spilled+end.Parked, end.Known, end.Spilled, end.Parked)
+	if r.slopesMeaningful() {
+		fmt.Fprintf(out, "memory per additional known URL (second half of the growth): resident %.0f bytes (anonymous %.0f), Go heap in use %.0f, live Go heap %.0f\n",
+			r.RSSPerURL, r.AnonPerURL, r.HeapPerURL, r.LivePerURL)
+		fmt.Fprintf(out, "  the live heap by where the URL is: %.0f bytes per URL in memory (in a host's heads), %.0f per URL on disk (%d of %d at the end: %d first visits in the backlog, %d revisits parked)\n",
+			r.LivePerResident, r.LivePerOnDisk, end.Spilled+end.Parked, end.Known, end.Spilled, end.Parked)
+	} else {
+		fmt.Fprintf(out, "memory per additional known URL: not measured, the frontier learnt only %d URLs (%d of %d on disk at the end: %d first visits in the backlog, %d revisits parked)\n",
+			r.Grew, end.Spilled+end.Parked, end.Known, end.Spilled, end.Parked)
+	}
 	fmt.Fprintf(out, "store: %.0f bytes per known URL (%.0f MB)\n", r.StorePerURL, mb(end.StoreBytes))
 	ratio := "no ratio: the first minute was the frontier's load" // a restart of a large store
 	if r.FirstRate >= 1 {
@@ -645,6 +662,17 @@ func (r *ScaleReport) Print(out io.Writer) {
 		fmt.Fprintln(out)
 	}
 	fmt.Fprintf(out, "restart: %d URLs loaded in %v, polling again after %v\n", r.RestartKnown, r.RestartLoad.Round(time.Millisecond), r.RestartFirstPoll.Round(time.Millisecond))
-	fmt.Fprintf(out, "projection at these slopes: 100 million known URLs take %.1f GB resident beyond the start (%.1f GB anonymous, %.1f GB of live heap)\n",
-		r.RSSPerURL*1e8/1e9, r.AnonPerURL*1e8/1e9, r.LivePerURL*1e8/1e9)
+	if r.slopesMeaningful() {
+		fmt.Fprintf(out, "projection at these slopes: 100 million known URLs take %.1f GB resident beyond the start (%.1f GB anonymous, %.1f GB of live heap)\n",
+			r.RSSPerURL*1e8/1e9, r.AnonPerURL*1e8/1e9, r.LivePerURL*1e8/1e9)
+	}
 }
+
+// minGrowth is the least growth of the frontier the memory slopes are
+// given for: below it, a few megabytes of the collector's swings make
+// thousands of bytes per URL.
+const minGrowth = 100000
+
+// slopesMeaningful says whether the frontier grew enough over the fitted
+// samples for bytes per URL to mean anything.
+func (r *ScaleReport) slopesMeaningful() bool { return r.Grew >= minGrowth }

@@ -78,3 +78,21 @@ func TestScaleSpeedByMillions(t *testing.T) {
 		t.Errorf("the report does not give 3-4 million's speed against 1-2 million's:\n%s", out.String())
 	}
 }
+
+// A crawl that goes on from the store of a web it knows whole learns next
+// to no URLs: the report gives no memory per URL, nor a projection, rather
+// than megabytes of the collector's swings divided by a few URLs.
+func TestScaleNoSlopesWithoutGrowth(t *testing.T) {
+	var ss []ScaleSample
+	for i := 1; i <= 24; i++ {
+		ss = append(ss, ScaleSample{At: time.Duration(i) * 10 * time.Second, Known: 15_000_000 + int64(i)*10,
+			Polls: int64(i) * 60000, RSS: 8<<30 + int64(i)*(50<<20), RSSAnon: 1<<30 + int64(i%3)*(100<<20)})
+	}
+	r := &ScaleReport{Config: ScaleConfig{Run: 4 * time.Minute}, Samples: ss}
+	r.summarise()
+	var out strings.Builder
+	r.Print(&out)
+	if r.Grew >= minGrowth || strings.Contains(out.String(), "projection") || !strings.Contains(out.String(), "not measured") {
+		t.Errorf("a frontier that learnt %d URLs got slopes:\n%s", r.Grew, out.String())
+	}
+}
