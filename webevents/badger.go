@@ -21,7 +21,8 @@ import (
 // BadgerOptions tunes OpenBadger. The zero value is a durable on-disk store
 // sized for a small machine.
 type BadgerOptions struct {
-	// Logger receives Badger's own messages (warnings and errors only).
+	// Logger receives Badger's own messages: its warnings and errors, and its
+	// write stalls (badgerLogger).
 	Logger *slog.Logger
 	// SyncWrites fsyncs every commit. Without it a commit survives the
 	// process being killed (the write-ahead log is a memory map), but not a
@@ -327,7 +328,7 @@ func decodeDayInfo(v []byte, d *DayInfo) error {
 // and debug chatter (compactions, table flushes) only the write stalls are
 // kept: Badger stops taking writes while level 0 holds too many tables
 // (WithNumLevelZeroTablesStall), and says so when a stall lasted over a
-// second, and at the close how long they took in all.
+// second, and at the close how long they took in all (when they took any).
 type badgerLogger struct{ l *slog.Logger }
 
 func (b badgerLogger) Errorf(f string, a ...any) {
@@ -341,8 +342,8 @@ func (b badgerLogger) Infof(f string, a ...any) {
 	switch {
 	case strings.HasPrefix(m, "L0 was stalled for"):
 		b.l.Warn("badger: " + m + ": writes waited for level 0's compaction")
-	case strings.HasPrefix(m, "Lifetime L0 stalled for"):
-		b.l.Info("badger: " + m)
+	case strings.HasPrefix(m, "Lifetime L0 stalled for") && !strings.HasSuffix(m, " 0s"):
+		b.l.Info("badger: " + m) // at the close: none is no news
 	}
 }
 func (badgerLogger) Debugf(string, ...any) {}

@@ -127,18 +127,19 @@ func TestDayBegunBeforeTheOriginIndex(t *testing.T) {
 }
 
 // Of Badger's info messages the store keeps its write stalls (a warning
-// when one lasted over a second, the total at the close) and drops the
-// rest.
+// when one lasted over a second, the total at the close when not zero)
+// and drops the rest.
 func TestBadgerLoggerKeepsWriteStalls(t *testing.T) {
 	var buf bytes.Buffer
 	lg := badgerLogger{slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelInfo}))}
 	lg.Infof("L0 was stalled for %s\n", 1500*time.Millisecond)
 	lg.Infof("Lifetime L0 stalled for: %s\n", 2*time.Second)
+	lg.Infof("Lifetime L0 stalled for: %s\n", time.Duration(0))
 	lg.Infof("[Compactor: %d] Compaction for level: %d DONE", 0, 1)
 	lg.Debugf("flushed a table")
 	out := buf.String()
 	if !strings.Contains(out, "level=WARN") || !strings.Contains(out, "L0 was stalled for 1.5s") ||
-		!strings.Contains(out, "Lifetime L0 stalled for: 2s") || strings.Contains(out, "Compaction") {
+		!strings.Contains(out, "Lifetime L0 stalled for: 2s") || strings.Contains(out, "for: 0s") || strings.Contains(out, "Compaction") {
 		t.Errorf("logged:\n%s", out)
 	}
 }
