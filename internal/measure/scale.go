@@ -642,7 +642,7 @@ func (r *ScaleReport) Print(out io.Writer) {
 			r.LivePerResident, r.LivePerOnDisk, end.Spilled+end.Parked, end.Known, end.Spilled, end.Parked)
 	} else {
 		fmt.Fprintf(out, "memory per additional known URL: not measured, the frontier learnt only %d URLs (%d of %d on disk at the end: %d first visits in the backlog, %d revisits parked)\n",
-			r.Grew, end.Spilled+end.Parked, end.Known, end.Spilled, end.Parked)
+			max(r.Grew, 0), end.Spilled+end.Parked, end.Known, end.Spilled, end.Parked)
 	}
 	fmt.Fprintf(out, "store: %.0f bytes per known URL (%.0f MB)\n", r.StorePerURL, mb(end.StoreBytes))
 	ratio := "no ratio: the first minute was the frontier's load" // a restart of a large store
