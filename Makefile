@@ -26,6 +26,7 @@ bench: ## run the benchmarks and print their figures (docs/performance.md)
 	$(GO) test -run '^$$' -bench 'CrawlAgainstColly' -benchtime=1x -count=3 ./crawl/
 	$(GO) test -run '^$$' -bench 'CrawlWARC' -benchtime=2x ./crawl/
 	$(GO) test -run '^$$' -bench 'ExtractLinks|FrontierMemory|Normalize|Refit' -benchmem ./crawl/
+	$(GO) test -run '^$$' -bench . -benchmem ./internal/fpmap/
 	$(GO) test -run '^$$' -bench Observe -benchmem ./peer/rho/
 	$(GO) test -run '^$$' -bench 'JoinCommunity' -benchtime=1x -count=3 ./peer/
 	$(GO) test -run '^$$' -bench 'DHTTraffic' -benchtime=1x ./peer/

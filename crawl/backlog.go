@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/cespare/xxhash/v2"
+
+	"github.com/cocrawl/cocrawl/internal/fpmap"
 )
 
 // The backlog keeps on disk the first visits a frontier cannot afford to
@@ -95,7 +97,7 @@ type backlog struct {
 	head    int
 	breadth bool // ranked holds depths (breadth-first order), not backlinks
 	// ranked holds every spilled URL: fingerprint -> backlinks (or depth).
-	ranked map[uint64]uint32
+	ranked *fpmap.Map[uint32]
 
 	spilled *pendingWrites[SpilledURL]
 	movesMu sync.Mutex
@@ -117,7 +119,7 @@ type backlog struct {
 }
 
 func newBacklog(store BacklogStore, head int, breadth bool) *backlog {
-	return &backlog{store: store, head: max(head, 1), breadth: breadth, ranked: map[uint64]uint32{}, from: map[string]BacklogFrom{},
+	return &backlog{store: store, head: max(head, 1), breadth: breadth, ranked: fpmap.New[uint32](), from: map[string]BacklogFrom{},
 		spilled: newPendingWrites(func(s *SpilledURL) (string, uint64) { return s.Host, s.FP })}
 }
 
@@ -148,8 +150,7 @@ func (b *backlog) rankedValue(r uint16) uint32 {
 
 // has says whether u is spilled.
 func (b *backlog) has(fp uint64) bool {
-	_, ok := b.ranked[fp]
-	return ok
+	return b.ranked.Has(fp)
 }
 
 // spill queues s for the store. c.mu held.
@@ -158,7 +159,7 @@ func (b *backlog) spill(host string, fp uint64, s *URLState) {
 	if b.breadth {
 		v = uint32(min(s.Depth, 0xfffe))
 	}
-	b.ranked[fp] = v
+	b.ranked.Set(fp, v)
 	r := b.rank(v)
 	b.lower(host, BacklogFrom{r, fp})
 	b.spilled.push(SpilledURL{Host: host, Rank: r, FP: fp, URL: s.URL, Depth: s.Depth, Due: s.Due, Interval: s.Interval})
@@ -176,11 +177,11 @@ func (b *backlog) lower(host string, at BacklogFrom) {
 // changes. c.mu held.
 func (b *backlog) linked(u string) {
 	fp := urlFingerprint(u)
-	v, ok := b.ranked[fp]
+	v, ok := b.ranked.Get(fp)
 	if !ok || b.breadth || v == ^uint32(0) {
 		return
 	}
-	b.ranked[fp] = v + 1
+	b.ranked.Set(fp, v+1)
 	from, to := b.rank(v), b.rank(v+1)
 	if from == to {
 		return
@@ -249,9 +250,9 @@ func (b *backlog) take(host string, n int, state func(SpilledURL) URLState) (sto
 	for _, list := range [][]SpilledURL{stored, queued} {
 		for i, s := range list {
 			if !b.breadth {
-				list[i].Links = b.ranked[s.FP]
+				list[i].Links, _ = b.ranked.Get(s.FP)
 			}
-			delete(b.ranked, s.FP)
+			b.ranked.Delete(s.FP)
 		}
 	}
 	return stored, queued, err
@@ -294,14 +295,14 @@ func (b *backlog) drained(host string) bool { return b.spilled.pending(host) == 
 
 // takeOne removes one spilled URL, by its fingerprint. c.mu held.
 func (b *backlog) takeOne(host string, fp uint64, state func(SpilledURL) URLState) (SpilledURL, bool, error) {
-	v, ok := b.ranked[fp]
+	v, ok := b.ranked.Get(fp)
 	if !ok {
 		return SpilledURL{}, false, nil
 	}
 	b.io.Lock()
 	defer b.io.Unlock()
 	if s, ok := b.spilled.takeOne(fp); ok {
-		delete(b.ranked, fp)
+		b.ranked.Delete(fp)
 		s.Links = v
 		if b.breadth {
 			s.Links = 0
@@ -314,7 +315,7 @@ func (b *backlog) takeOne(host string, fp uint64, state func(SpilledURL) URLStat
 	s, ok, err := b.store.TakeSpilled(host, b.rank(v), fp, state)
 	if err == nil || ok {
 		// Taken, or not there to take.
-		delete(b.ranked, fp)
+		b.ranked.Delete(fp)
 	}
 	if ok && !b.breadth {
 		s.Links = v
@@ -335,7 +336,7 @@ func (f *frontier) loadBacklog(keys *keysAhead) error {
 		if f.spill.has(fp) {
 			return nil
 		}
-		f.spill.ranked[fp] = f.spill.rankedValue(uint16(rank))
+		f.spill.ranked.Set(fp, f.spill.rankedValue(uint16(rank)))
 		if h == nil || h.key != host {
 			h = f.host(host)
 		}
@@ -354,7 +355,7 @@ func (f *frontier) spilledState(s SpilledURL) URLState {
 		return *old
 	}
 	st := URLState{URL: s.URL, Depth: s.Depth, Due: s.Due, Interval: s.Interval, Links: s.Links}
-	if v, ok := f.spill.ranked[s.FP]; ok && !f.spill.breadth {
+	if v, ok := f.spill.ranked.Get(s.FP); ok && !f.spill.breadth {
 		st.Links = v
 	}
 	return st

@@ -785,7 +785,7 @@ func (c *Crawler) Stats() Stats {
 	c.mu.Lock()
 	known, spilled, parked := c.f.size(), 0, c.f.parkedCount()
 	if c.f.spill != nil {
-		spilled = len(c.f.spill.ranked)
+		spilled = c.f.spill.ranked.Len()
 	}
 	c.mu.Unlock()
 	return Stats{

@@ -75,7 +75,7 @@ func (c *Crawler) RateStats() RateStats {
 		s.ExpectedFreshness = fresh / float64(n)
 	}
 	if c.f.spill != nil {
-		s.Unknown += len(c.f.spill.ranked) // never polled, on disk
+		s.Unknown += c.f.spill.ranked.Len() // never polled, on disk
 	}
 	for h := range c.f.allHosts() {
 		pk := h.parkFit

@@ -313,7 +313,7 @@ func (f *frontier) holds(u string) bool { return f.urls[urlFingerprint(u)] != ni
 func (f *frontier) size() int {
 	n := len(f.all) + f.parkedCount() // as len(urls)
 	if f.spill != nil {
-		n += len(f.spill.ranked)
+		n += f.spill.ranked.Len()
 	}
 	return n
 }

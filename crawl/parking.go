@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cocrawl/cocrawl/crawl/revisit"
+	"github.com/cocrawl/cocrawl/internal/fpmap"
 )
 
 // Parking keeps on disk the revisits a frontier cannot afford to keep in
@@ -95,7 +96,7 @@ type parking struct {
 	// look (Unix s).
 	// A parked URL loaded at a restart has a last look of 0 until its
 	// host's values are read (countParked).
-	at map[uint64]uint64
+	at *fpmap.Map[uint64]
 
 	// toCount are the hosts a restart loaded parked URLs of, to be counted
 	// into their fits; counting says some may not be yet.
@@ -125,7 +126,7 @@ func (p *parking) weigh(h *host) {
 }
 
 func newParking(store ParkStore, head int) *parking {
-	return &parking{store: store, head: max(head, 1), at: map[uint64]uint64{},
+	return &parking{store: store, head: max(head, 1), at: fpmap.New[uint64](),
 		queue: newPendingWrites(func(s *ParkedURL) (string, uint64) { return s.Host, s.FP })}
 }
 
@@ -276,8 +277,7 @@ func clampUnix(s int64) uint32 { return uint32(min(max(s, 0), math.MaxUint32)) }
 
 // has says whether the URL of fingerprint fp is parked.
 func (p *parking) has(fp uint64) bool {
-	_, ok := p.at[fp]
-	return ok
+	return p.at.Has(fp)
 }
 
 // parkable says whether a polled URL st goes to disk rather than back in
@@ -300,7 +300,7 @@ func (f *frontier) parkState(h *host, st *URLState) {
 	p.State.qi, p.State.ai, p.State.inFirst = 0, 0, false
 	f.drop(st)
 	h.known++ // drop counted it out; it is still the host's
-	f.park.at[fp] = parkedAt(p.Due, st.Seen)
+	f.park.at.Set(fp, parkedAt(p.Due, st.Seen))
 	if h.parkFit == nil {
 		h.parkFit = &parkedFit{}
 	}
@@ -353,8 +353,9 @@ func (p *parking) takeDue(host string, n int, due uint32) (stored, queued []Park
 	}
 	for _, list := range [][]ParkedURL{stored, queued} {
 		for i := range list {
-			list[i].uncounted = uint32(p.at[list[i].FP]) == 0
-			delete(p.at, list[i].FP)
+			at, _ := p.at.Get(list[i].FP)
+			list[i].uncounted = uint32(at) == 0
+			p.at.Delete(list[i].FP)
 		}
 	}
 	return stored, queued, next, err
@@ -422,21 +423,21 @@ func (p *parking) takeQueued(host string, n int, due, next uint32) ([]ParkedURL,
 // takeOne removes one parked URL, by its fingerprint; queued says it was
 // never written. c.mu held.
 func (p *parking) takeOne(host string, fp uint64) (s ParkedURL, ok, queued bool, err error) {
-	at, ok := p.at[fp]
+	at, ok := p.at.Get(fp)
 	if !ok {
 		return ParkedURL{}, false, false, nil
 	}
 	p.io.Lock()
 	defer p.io.Unlock()
 	if s, ok := p.queue.takeOne(fp); ok {
-		delete(p.at, fp)
+		p.at.Delete(fp)
 		s.uncounted = uint32(at) == 0
 		return s, true, true, nil
 	}
 	s, ok, err = p.store.TakeParkedOne(host, uint32(at>>32), fp)
 	s.uncounted = uint32(at) == 0
 	if err == nil || ok {
-		delete(p.at, fp) // taken, or not there to take
+		p.at.Delete(fp) // taken, or not there to take
 	}
 	return s, ok, false, err
 }
@@ -521,7 +522,7 @@ func (f *frontier) unparked(h *host, s *ParkedURL, queued bool) {
 // unparkOne brings one parked URL back into memory. c.mu held.
 func (f *frontier) unparkOne(h *host, fp uint64) *URLState {
 	defer f.park.weigh(h)
-	at, parked := f.park.at[fp]
+	at, parked := f.park.at.Get(fp)
 	s, ok, queued, err := f.park.takeOne(h.key, fp)
 	if err != nil {
 		f.parkFailed(err)
@@ -599,7 +600,7 @@ func (f *frontier) loadParked(keys *keysAhead) error {
 		if f.park.has(fp) {
 			return nil
 		}
-		f.park.at[fp] = uint64(due) << 32 // the last look: unknown until counted
+		f.park.at.Set(fp, uint64(due)<<32) // the last look: unknown until counted
 		if h == nil || h.key != host {
 			if h != nil {
 				f.park.weigh(h)
@@ -634,11 +635,11 @@ func (f *frontier) countParked(h *host) {
 		return
 	}
 	count := func(s ParkedURL) error {
-		at, ok := f.park.at[s.FP]
+		at, ok := f.park.at.Get(s.FP)
 		if !ok || uint32(at) != 0 || uint32(at>>32) != s.Due {
 			return nil // counted already, or taken
 		}
-		f.park.at[s.FP] = parkedAt(s.Due, s.State.Seen)
+		f.park.at.Set(s.FP, parkedAt(s.Due, s.State.Seen))
 		pk.uncounted--
 		pk.addSums(&s)
 		if s.State.HostNext > 0 {
@@ -686,7 +687,7 @@ func (f *frontier) lookParked(u string) (URLState, bool) {
 		return URLState{}, false
 	}
 	fp := urlFingerprint(u)
-	at, ok := f.park.at[fp]
+	at, ok := f.park.at.Get(fp)
 	if !ok {
 		return URLState{}, false
 	}
@@ -709,7 +710,7 @@ func (f *frontier) parkedSeen(u string) (time.Time, bool) {
 	if f.park == nil {
 		return time.Time{}, false
 	}
-	at, ok := f.park.at[urlFingerprint(u)]
+	at, ok := f.park.at.Get(urlFingerprint(u))
 	return time.Unix(int64(uint32(at)), 0), ok
 }
 
@@ -724,5 +725,5 @@ func (f *frontier) parkedCount() int {
 	if f.park == nil {
 		return 0
 	}
-	return len(f.park.at)
+	return f.park.at.Len()
 }

@@ -134,7 +134,14 @@ func OpenBadger(dir string, o BadgerOptions) (*BadgerStore, error) {
 		WithNumMemtables(2).
 		WithNumLevelZeroTables(2).
 		WithNumLevelZeroTablesStall(4).
-		WithBlockCacheSize(8 << 20).
+		// No block cache: Badger costs a cached block at its slice's
+		// capacity, and an uncompressed block is a slice of the mapped
+		// table that runs to the table's end, so every block cost megabytes
+		// and an 8 MiB cache took almost none (4,580 hits of 4.5 million
+		// reads, 2026-11-26) while its log warned each minute that it was
+		// too small. Uncompressed blocks are read where they are mapped
+		// anyway; an older store's compressed tables decode per read.
+		WithBlockCacheSize(0).
 		WithIndexCacheSize(8 << 20).
 		WithValueLogFileSize(sz.vlog).
 		// Tables of a quarter of a memtable at every level, not Badger's

@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"expvar"
 	"fmt"
 	"io"
 	"io/fs"
@@ -21,6 +22,7 @@ import (
 	"time"
 
 	"github.com/cocrawl/cocrawl/crawl"
+	"github.com/cocrawl/cocrawl/internal/fpmap"
 	"github.com/cocrawl/cocrawl/internal/memlimit"
 	"github.com/cocrawl/cocrawl/peer"
 	"github.com/cocrawl/cocrawl/webevents"
@@ -114,6 +116,17 @@ type ScaleSample struct {
 	// Goroutines is how many the process runs: the collector scans each
 	// one's stack in every cycle.
 	Goroutines int
+	// CPU and WebCPU are the cores the crawler's process and the web's
+	// took since the sample before (from /proc; 0 where there is none),
+	// and Compacted the bytes Badger's compactions wrote in that time: a
+	// slow sample with the crawler's CPU low waited, with it high and
+	// much compacted, the store took the time.
+	CPU, WebCPU float64
+	Compacted   int64
+	// OffHeap is what the frontier's fingerprint maps hold outside Go's
+	// heap (internal/fpmap): in the anonymous resident memory, in no heap
+	// figure.
+	OffHeap int64
 }
 
 // ScaleReport is what the scale experiment measured.
@@ -174,11 +187,12 @@ func Scale(ctx context.Context, cfg ScaleConfig) (*ScaleReport, error) {
 		defer os.RemoveAll(d)
 		cfg.Dir = d
 	}
-	seeds, stop, err := startWebProcess(ctx, cfg)
+	web, err := startWebProcess(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
-	defer stop()
+	defer web.stop()
+	seeds := web.seeds
 	fmt.Fprintf(cfg.Progress, "a web of %d hosts x %d pages serves from its own process; crawling %v\n", cfg.Hosts, cfg.Pages, cfg.Run)
 	rep := &ScaleReport{Config: cfg}
 	hctx, stopHeadroom := context.WithCancel(ctx)
@@ -186,7 +200,7 @@ func Scale(ctx context.Context, cfg ScaleConfig) (*ScaleReport, error) {
 	h := memlimit.Default
 	h.Share = cfg.HeapHeadroom
 	memlimit.Keep(hctx, h)
-	if err := scaleCrawl(ctx, cfg, seeds, rep); err != nil {
+	if err := scaleCrawl(ctx, cfg, web, rep); err != nil {
 		return nil, err
 	}
 	if err := scaleRestart(ctx, cfg, seeds, rep); err != nil {
@@ -196,19 +210,26 @@ func Scale(ctx context.Context, cfg ScaleConfig) (*ScaleReport, error) {
 	return rep, nil
 }
 
+// webProcess is the `cocrawl testweb` a scale crawl polls.
+type webProcess struct {
+	seeds []string
+	pid   int // its CPU is sampled with the crawler's
+	stop  func()
+}
+
 // startWebProcess runs `cocrawl testweb` for a static web and reads its
 // seeds from what it prints.
-func startWebProcess(ctx context.Context, cfg ScaleConfig) ([]string, func(), error) {
+func startWebProcess(ctx context.Context, cfg ScaleConfig) (*webProcess, error) {
 	cmd := exec.Command(cfg.Exe, "testweb", "--hosts", strconv.Itoa(cfg.Hosts), "--pages", strconv.Itoa(cfg.Pages),
 		"--update-every", "0", "--churn-every", "0", "--port-base", strconv.Itoa(cfg.PortBase), "--links", strconv.Itoa(cmp.Or(cfg.Links, 5)))
 	dieWithParent(cmd)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {
-		return nil, nil, fmt.Errorf("start the web: %w", err)
+		return nil, fmt.Errorf("start the web: %w", err)
 	}
 	stop := func() {
 		_ = cmd.Process.Signal(os.Interrupt)
@@ -230,10 +251,10 @@ func startWebProcess(ctx context.Context, cfg ScaleConfig) ([]string, func(), er
 	}
 	if len(seeds) < cfg.Hosts {
 		stop()
-		return nil, nil, fmt.Errorf("the web printed %d of %d seeds (ports from %d taken? try --port-base)", len(seeds), cfg.Hosts, cfg.PortBase)
+		return nil, fmt.Errorf("the web printed %d of %d seeds (ports from %d taken? try --port-base)", len(seeds), cfg.Hosts, cfg.PortBase)
 	}
 	go func() { _, _ = io.Copy(io.Discard, out) }()
-	return seeds, stop, nil
+	return &webProcess{seeds: seeds, pid: cmd.Process.Pid, stop: stop}, nil
 }
 
 // scaleConfig is the crawler's configuration: `cocrawl crawl`'s defaults
@@ -280,8 +301,8 @@ func openScaleCrawler(cfg ScaleConfig, seeds []string) (*crawl.Crawler, func(), 
 }
 
 // scaleCrawl crawls for cfg.Run, sampling every cfg.Every.
-func scaleCrawl(ctx context.Context, cfg ScaleConfig, seeds []string, rep *ScaleReport) error {
-	c, closeStore, err := openScaleCrawler(cfg, seeds)
+func scaleCrawl(ctx context.Context, cfg ScaleConfig, web *webProcess, rep *ScaleReport) error {
+	c, closeStore, err := openScaleCrawler(cfg, web.seeds)
 	if err != nil {
 		return err
 	}
@@ -302,6 +323,7 @@ func scaleCrawl(ctx context.Context, cfg ScaleConfig, seeds []string, rep *Scale
 	var last ScaleSample
 	lastCPU, lastGC := cpuSeconds()
 	lastCycles := gcCycles()
+	lastOwn, lastWeb, lastCompacted := processCPUSeconds("self"), processCPUSeconds(strconv.Itoa(web.pid)), compactedBytes()
 	for {
 		select {
 		case err := <-done:
@@ -317,6 +339,7 @@ func scaleCrawl(ctx context.Context, cfg ScaleConfig, seeds []string, rep *Scale
 			runtime.ReadMemStats(&ms)
 			smp.HeapInUse = int64(ms.HeapInuse)
 			smp.HeapLive = liveHeapBytes()
+			smp.OffHeap = fpmap.MappedBytes()
 			smp.ScanHeap = scanHeapBytes()
 			cycles := gcCycles()
 			smp.GCCycles, lastCycles = cycles-lastCycles, cycles
@@ -326,11 +349,16 @@ func scaleCrawl(ctx context.Context, cfg ScaleConfig, seeds []string, rep *Scale
 				smp.GCShare = (gc - lastGC) / (cpu - lastCPU)
 			}
 			lastCPU, lastGC = cpu, gc
+			own, webCPU, compacted := processCPUSeconds("self"), processCPUSeconds(strconv.Itoa(web.pid)), compactedBytes()
+			interval := (smp.At - last.At).Seconds()
+			smp.CPU, smp.WebCPU = (own-lastOwn)/interval, (webCPU-lastWeb)/interval
+			smp.Compacted = compacted - lastCompacted
+			lastOwn, lastWeb, lastCompacted = own, webCPU, compacted
 			rep.Samples = append(rep.Samples, smp)
 			last = smp
 			profile.at(smp.At)
-			fmt.Fprintf(cfg.Progress, "%5.0fs %9d URLs known (%9d on disk, %9d of them parked) %9d polls %6.0f/s  RSS %6.0f MB (anon %6.0f)  heap %6.0f MB (live %5.0f)  store %6.0f MB  GC %3.0f%% (%2d cycles, scan %4.0f MB)  conns %d  goroutines %d  stalled %d\n",
-				smp.At.Seconds(), smp.Known, smp.Spilled+smp.Parked, smp.Parked, smp.Polls, smp.PollsPerS, mb(smp.RSS), mb(smp.RSSAnon), mb(smp.HeapInUse), mb(smp.HeapLive), mb(smp.StoreBytes), 100*smp.GCShare, smp.GCCycles, mb(smp.ScanHeap), smp.Connections, smp.Goroutines, smp.Stalled)
+			fmt.Fprintf(cfg.Progress, "%5.0fs %9d URLs known (%9d on disk, %9d of them parked) %9d polls %6.0f/s  RSS %6.0f MB (anon %6.0f)  heap %6.0f MB (live %5.0f)  store %6.0f MB  GC %3.0f%% (%2d cycles, scan %4.0f MB)  conns %d  goroutines %d  stalled %d  cpu %.2f (web %.2f)  compacted %.0f MB\n",
+				smp.At.Seconds(), smp.Known, smp.Spilled+smp.Parked, smp.Parked, smp.Polls, smp.PollsPerS, mb(smp.RSS), mb(smp.RSSAnon), mb(smp.HeapInUse), mb(smp.HeapLive), mb(smp.StoreBytes), 100*smp.GCShare, smp.GCCycles, mb(smp.ScanHeap), smp.Connections, smp.Goroutines, smp.Stalled, smp.CPU, smp.WebCPU, mb(smp.Compacted))
 		}
 	}
 }
@@ -593,6 +621,49 @@ func cpuSeconds() (total, gc float64) {
 	return s[0].Value.Float64(), s[1].Value.Float64()
 }
 
+// processCPUSeconds is the user and system CPU time of a process so far
+// ("self" or a pid), from /proc/<pid>/stat; 0 where it cannot be read.
+func processCPUSeconds(pid string) float64 {
+	b, err := os.ReadFile("/proc/" + pid + "/stat")
+	if err != nil {
+		return 0
+	}
+	// The command's name, in parentheses, may hold spaces: the fields
+	// counted from after it, utime and stime are the 12th and 13th.
+	_, rest, ok := strings.Cut(string(b), ") ")
+	if !ok {
+		return 0
+	}
+	f := strings.Fields(rest)
+	if len(f) < 13 {
+		return 0
+	}
+	utime, _ := strconv.ParseInt(f[11], 10, 64)
+	stime, _ := strconv.ParseInt(f[12], 10, 64)
+	const clockTicks = 100 // USER_HZ: 100 on every Linux the runtime supports
+	return float64(utime+stime) / clockTicks
+}
+
+// badgerCompactionWritten is the expvar map, by level, of the bytes
+// Badger's compactions wrote (badger v4's y/metrics.go).
+const badgerCompactionWritten = "badger_write_bytes_compaction"
+
+// compactedBytes is what Badger's compactions have written in this
+// process, by its expvar counter (the sum over levels).
+func compactedBytes() int64 {
+	m, ok := expvar.Get(badgerCompactionWritten).(*expvar.Map)
+	if !ok {
+		return 0
+	}
+	var n int64
+	m.Do(func(kv expvar.KeyValue) {
+		if i, ok := kv.Value.(*expvar.Int); ok {
+			n += i.Value()
+		}
+	})
+	return n
+}
+
 // liveHeapBytes is the Go heap found live by the last collection.
 func liveHeapBytes() int64 { return uint64Metric("/gc/heap/live:bytes") }
 
@@ -640,6 +711,8 @@ func (r *ScaleReport) Print(out io.Writer) {
 			r.RSSPerURL, r.AnonPerURL, r.HeapPerURL, r.LivePerURL)
 		fmt.Fprintf(out, "  the live heap by where the URL is: %.0f bytes per URL in memory (in a host's heads), %.0f per URL on disk (%d of %d at the end: %d first visits in the backlog, %d revisits parked)\n",
 			r.LivePerResident, r.LivePerOnDisk, end.Spilled+end.Parked, end.Known, end.Spilled, end.Parked)
+		fmt.Fprintf(out, "  outside the heap: %.0f MB of fingerprint maps at the end, %.1f bytes per URL on disk\n",
+			mb(end.OffHeap), float64(end.OffHeap)/float64(max(end.Spilled+end.Parked, 1)))
 	} else {
 		fmt.Fprintf(out, "memory per additional known URL: not measured, the frontier learnt only %d URLs (%d of %d on disk at the end: %d first visits in the backlog, %d revisits parked)\n",
 			max(r.Grew, 0), end.Spilled+end.Parked, end.Known, end.Spilled, end.Parked)

@@ -1,7 +1,9 @@
 package measure
 
 import (
+	"expvar"
 	"math"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -94,5 +96,32 @@ func TestScaleNoSlopesWithoutGrowth(t *testing.T) {
 	r.Print(&out)
 	if r.Grew >= minGrowth || strings.Contains(out.String(), "projection") || !strings.Contains(out.String(), "not measured") {
 		t.Errorf("a frontier that learnt %d URLs got slopes:\n%s", r.Grew, out.String())
+	}
+}
+
+// The sample's CPU figures come from /proc: this process's grows as it
+// works, and a process that is not there reads 0.
+func TestProcessCPUSeconds(t *testing.T) {
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		t.Skip("no /proc here")
+	}
+	before := processCPUSeconds("self")
+	x := 0
+	for end := time.Now().Add(150 * time.Millisecond); time.Now().Before(end); {
+		x++
+	}
+	if after := processCPUSeconds("self"); after <= before {
+		t.Errorf("CPU seconds %v after a busy loop (%d turns), %v before", after, x, before)
+	}
+	if got := processCPUSeconds("no-such-process"); got != 0 {
+		t.Errorf("a process that is not there: %v CPU seconds", got)
+	}
+}
+
+// The compaction counter is Badger's own expvar map: a Badger that renamed
+// it would leave the samples at 0 without this.
+func TestCompactionCounterIsBadgers(t *testing.T) {
+	if _, ok := expvar.Get(badgerCompactionWritten).(*expvar.Map); !ok {
+		t.Fatalf("Badger registers no expvar map %q", badgerCompactionWritten)
 	}
 }
