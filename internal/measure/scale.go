@@ -628,13 +628,14 @@ func processCPUSeconds(pid string) float64 {
 	if err != nil {
 		return 0
 	}
-	// The command's name, in parentheses, may hold spaces: the fields
-	// counted from after it, utime and stime are the 12th and 13th.
-	_, rest, ok := strings.Cut(string(b), ") ")
-	if !ok {
+	// The command's name, in parentheses, may hold spaces and
+	// parentheses: the fields counted from after its last ")", utime and
+	// stime are the 12th and 13th.
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 {
 		return 0
 	}
-	f := strings.Fields(rest)
+	f := strings.Fields(string(b[i+1:]))
 	if len(f) < 13 {
 		return 0
 	}
