@@ -167,6 +167,8 @@ func (m *Map[V]) Delete(k uint64) {
 		m.hasZero, m.zero = false, zero
 		return
 	}
+	// The slots are unmapped when m is collected: not before this returns.
+	defer runtime.KeepAlive(m)
 	h := mix(k)
 	s := &m.segs[h>>(64-segBits)]
 	if s.slots == nil {
@@ -197,7 +199,6 @@ func (m *Map[V]) Delete(k uint64) {
 	s.slots[i] = slot[V]{}
 	s.n--
 	m.n--
-	runtime.KeepAlive(m)
 }
 
 // allocSlots returns n empty slots: a Go slice when small, else mapped
