@@ -712,8 +712,10 @@ func (r *ScaleReport) Print(out io.Writer) {
 			r.RSSPerURL, r.AnonPerURL, r.HeapPerURL, r.LivePerURL)
 		fmt.Fprintf(out, "  the live heap by where the URL is: %.0f bytes per URL in memory (in a host's heads), %.0f per URL on disk (%d of %d at the end: %d first visits in the backlog, %d revisits parked)\n",
 			r.LivePerResident, r.LivePerOnDisk, end.Spilled+end.Parked, end.Known, end.Spilled, end.Parked)
-		fmt.Fprintf(out, "  outside the heap: %.0f MB of fingerprint maps at the end, %.1f bytes per URL on disk\n",
-			mb(end.OffHeap), float64(end.OffHeap)/float64(max(end.Spilled+end.Parked, 1)))
+		if end.OffHeap > 0 { // a small frontier's maps are all in the heap (fpmap maps a segment from 64 KiB)
+			fmt.Fprintf(out, "  outside the heap: %.0f MB of fingerprint maps at the end, %.1f bytes per URL on disk\n",
+				mb(end.OffHeap), float64(end.OffHeap)/float64(max(end.Spilled+end.Parked, 1)))
+		}
 	} else {
 		fmt.Fprintf(out, "memory per additional known URL: not measured, the frontier learnt only %d URLs (%d of %d on disk at the end: %d first visits in the backlog, %d revisits parked)\n",
 			max(r.Grew, 0), end.Spilled+end.Parked, end.Known, end.Spilled, end.Parked)
