@@ -125,3 +125,29 @@ func TestCompactionCounterIsBadgers(t *testing.T) {
 		t.Fatalf("Badger registers no expvar map %q", badgerCompactionWritten)
 	}
 }
+
+// The report gives what the fingerprint maps hold outside the heap, per
+// URL on disk, and no such line when they hold nothing there.
+func TestScaleOffHeapLine(t *testing.T) {
+	report := func(offHeap int64) string {
+		var ss []ScaleSample
+		for i := 1; i <= 18; i++ {
+			known := int64(i) * 200000
+			ss = append(ss, ScaleSample{At: time.Duration(i) * 10 * time.Second, Known: known, Parked: known / 2,
+				Polls: int64(i) * 100000, RSSAnon: 30<<20 + 40*known, HeapLive: 20<<20 + 5*known})
+		}
+		ss[len(ss)-1].OffHeap = offHeap
+		r := &ScaleReport{Config: ScaleConfig{Run: 3 * time.Minute}, Samples: ss}
+		r.summarise()
+		var out strings.Builder
+		r.Print(&out)
+		return out.String()
+	}
+	// 1,800,000 parked at the end, 54 MB of maps: 31.5 bytes each.
+	if out := report(54 << 20); !strings.Contains(out, "outside the heap: 54 MB of fingerprint maps at the end, 31.5 bytes per URL on disk") {
+		t.Errorf("no off-heap line, or a wrong one:\n%s", out)
+	}
+	if out := report(0); strings.Contains(out, "outside the heap") {
+		t.Errorf("an off-heap line for maps that hold nothing there:\n%s", out)
+	}
+}
