@@ -16,6 +16,10 @@
 // keys; a hit 40 against 71). The collector's cost per poll late was
 // unchanged: it does not scan maps of integers either way.
 //
+// Keys are mixed with a seed of each map's own before they pick a slot:
+// they are fingerprints of URLs that sites choose, and a site that knew
+// where they land could make long runs for every lookup to walk.
+//
 // The map is split into 256 segments by the top bits of the mixed key,
 // each an open-addressing table with linear probing that doubles on its
 // own when 13/16 full, so growth comes in small steps; a deleted slot is

@@ -1,6 +1,7 @@
 package fpmap
 
 import (
+	"math/rand/v2"
 	"runtime"
 	"sync/atomic"
 	"unsafe"
@@ -36,13 +37,18 @@ type slot[V Value] struct {
 type segment[V Value] struct {
 	slots []slot[V] // a power of two long, or nil
 	n     int
+	seed  uint64 // the map's (Map.seed), for grow
 	// mem is the mapping slots lie in, nil when they are a Go slice.
 	mem []byte
 }
 
 // Map maps uint64 keys to values. The zero Map is not ready: use New.
 type Map[V Value] struct {
-	segs    *[nSegs]segment[V]
+	segs *[nSegs]segment[V]
+	// seed is mixed into every key: the keys are fingerprints of URLs
+	// that sites choose, and a site that knew where they land could make
+	// long runs that every lookup walks (as Go seeds its maps).
+	seed    uint64
 	n       int
 	hasZero bool
 	zero    V
@@ -51,7 +57,10 @@ type Map[V Value] struct {
 // New returns an empty map. Its mappings are released when it becomes
 // unreachable.
 func New[V Value]() *Map[V] {
-	m := &Map[V]{segs: new([nSegs]segment[V])}
+	m := &Map[V]{segs: new([nSegs]segment[V]), seed: rand.Uint64()}
+	for i := range m.segs {
+		m.segs[i].seed = m.seed
+	}
 	// The cleanup holds the segments, not the map, so that the map can
 	// become unreachable.
 	runtime.AddCleanup(m, func(segs *[nSegs]segment[V]) {
@@ -63,9 +72,12 @@ func New[V Value]() *Map[V] {
 	return m
 }
 
-// mix spreads a key's bits (the finaliser of splitmix64): fingerprints are
-// already hashes, but keys from elsewhere (tests, counters) need not be.
-func mix(k uint64) uint64 {
+// mix spreads a key's bits with the map's seed (the finaliser of
+// splitmix64): fingerprints are already hashes, but keys from elsewhere
+// (tests, counters) need not be, and a seed unknown to a site keeps it
+// from choosing where its URLs land.
+func mix(seed, k uint64) uint64 {
+	k ^= seed
 	k ^= k >> 30
 	k *= 0xbf58476d1ce4e5b9
 	k ^= k >> 27
@@ -82,7 +94,7 @@ func (m *Map[V]) Get(k uint64) (V, bool) {
 	if k == 0 {
 		return m.zero, m.hasZero
 	}
-	h := mix(k)
+	h := mix(m.seed, k)
 	s := &m.segs[h>>(64-segBits)]
 	var v V
 	found := false
@@ -117,7 +129,7 @@ func (m *Map[V]) Set(k uint64, v V) {
 		m.hasZero, m.zero = true, v
 		return
 	}
-	h := mix(k)
+	h := mix(m.seed, k)
 	s := &m.segs[h>>(64-segBits)]
 	if (s.n+1)*16 > len(s.slots)*13 {
 		s.grow()
@@ -151,7 +163,7 @@ func (s *segment[V]) grow() {
 	s.slots, s.mem = allocSlots[V](n)
 	for i := range old {
 		if k := old[i].key; k != 0 {
-			s.put(mix(k), k, old[i].val)
+			s.put(mix(s.seed, k), k, old[i].val)
 		}
 	}
 	release(oldMem)
@@ -169,7 +181,7 @@ func (m *Map[V]) Delete(k uint64) {
 	}
 	// The slots are unmapped when m is collected: not before this returns.
 	defer runtime.KeepAlive(m)
-	h := mix(k)
+	h := mix(m.seed, k)
 	s := &m.segs[h>>(64-segBits)]
 	if s.slots == nil {
 		return
@@ -184,7 +196,7 @@ func (m *Map[V]) Delete(k uint64) {
 	// Shift back each key after the hole that may fill it: one whose
 	// home slot is not cyclically within (hole, its slot].
 	for j := (i + 1) & mask; s.slots[j].key != 0; j = (j + 1) & mask {
-		home := mix(s.slots[j].key) & mask
+		home := mix(s.seed, s.slots[j].key) & mask
 		var within bool
 		if i <= j {
 			within = i < home && home <= j

@@ -113,7 +113,7 @@ func TestMapDeleteInRun(t *testing.T) {
 	var run []uint64
 	var seg, home uint64
 	for k := uint64(1); len(run) < 5; k++ {
-		h := mix(k)
+		h := mix(m.seed, k)
 		if len(run) == 0 {
 			seg, home = h>>(64-segBits), h&(minSlots-1)
 		}
@@ -192,7 +192,7 @@ func BenchmarkGetMiss(b *testing.B) {
 	}
 	b.ResetTimer()
 	for i := range b.N {
-		m.Get(mix(uint64(i) + 1))
+		m.Get(mix(0, uint64(i)+1))
 	}
 }
 
@@ -204,7 +204,7 @@ func BenchmarkGoMapGetMiss(b *testing.B) {
 	}
 	b.ResetTimer()
 	for i := range b.N {
-		_ = m[mix(uint64(i)+1)]
+		_ = m[mix(0, uint64(i)+1)]
 	}
 }
 
@@ -239,5 +239,27 @@ func TestMappedBytesReleased(t *testing.T) {
 		}
 		runtime.GC()
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// Keys that crowd into one slot of one map are spread in another: each map
+// has its own seed, so a site cannot choose URLs that make long runs.
+func TestMapSeeded(t *testing.T) {
+	m, other := New[uint32](), New[uint32]()
+	// where is a key's segment and its low 8 bits: its home slot in any
+	// segment of 256 slots or fewer.
+	where := func(seed, k uint64) uint64 { h := mix(seed, k); return h>>(64-segBits)<<8 | h&0xff }
+	var run []uint64
+	for k := uint64(1); len(run) < 4; k++ {
+		if len(run) == 0 || where(m.seed, k) == where(m.seed, run[0]) {
+			run = append(run, k)
+		}
+	}
+	spread := map[uint64]bool{}
+	for _, k := range run {
+		spread[where(other.seed, k)] = true
+	}
+	if len(spread) == 1 {
+		t.Errorf("4 keys of one segment and home in one map share them in another too (seeds %#x, %#x)", m.seed, other.seed)
 	}
 }
