@@ -53,6 +53,13 @@ type ScaleConfig struct {
 	// minute (or quarter, when shorter) is written to: where a slowing
 	// crawl spends its time.
 	CPUProfile string
+	// EarlyCPUProfile, when set, is a file the CPU profile of a minute of
+	// the baseline window is written to: from the first sample with
+	// EarlyKnown URLs known (default 1.5 million, the middle of the 1-2
+	// million window the late rates are compared with). With CPUProfile it
+	// shows what a poll costs more late, function by function.
+	EarlyCPUProfile string
+	EarlyKnown      int64
 	// RestartProfile, when set, is a file the CPU profile of the restart
 	// (the store opened, the frontier loaded, the first poll) is written to.
 	RestartProfile string
@@ -83,6 +90,9 @@ func (c *ScaleConfig) defaults() {
 	}
 	if c.HeapHeadroom == 0 {
 		c.HeapHeadroom = memlimit.Default.Share
+	}
+	if c.EarlyKnown <= 0 {
+		c.EarlyKnown = 1_500_000
 	}
 }
 
@@ -320,6 +330,8 @@ func scaleCrawl(ctx context.Context, cfg ScaleConfig, web *webProcess, rep *Scal
 	defer tick.Stop()
 	profile := &cpuProfile{path: cfg.CPUProfile, from: cfg.Run - min(time.Minute, cfg.Run/4), progress: cfg.Progress}
 	defer profile.stop()
+	early := &cpuProfile{path: cfg.EarlyCPUProfile, known: cfg.EarlyKnown, length: time.Minute, progress: cfg.Progress, what: "the baseline window"}
+	defer early.stop()
 	var last ScaleSample
 	lastCPU, lastGC := cpuSeconds()
 	lastCycles := gcCycles()
@@ -356,29 +368,41 @@ func scaleCrawl(ctx context.Context, cfg ScaleConfig, web *webProcess, rep *Scal
 			lastOwn, lastWeb, lastCompacted = own, webCPU, compacted
 			rep.Samples = append(rep.Samples, smp)
 			last = smp
-			profile.at(smp.At)
+			early.at(smp.At, smp.Known)
+			profile.at(smp.At, smp.Known)
 			fmt.Fprintf(cfg.Progress, "%5.0fs %9d URLs known (%9d on disk, %9d of them parked) %9d polls %6.0f/s  RSS %6.0f MB (anon %6.0f)  heap %6.0f MB (live %5.0f)  store %6.0f MB  GC %3.0f%% (%2d cycles, scan %4.0f MB)  conns %d  goroutines %d  stalled %d  cpu %.2f (web %.2f)  compacted %.0f MB\n",
 				smp.At.Seconds(), smp.Known, smp.Spilled+smp.Parked, smp.Parked, smp.Polls, smp.PollsPerS, mb(smp.RSS), mb(smp.RSSAnon), mb(smp.HeapInUse), mb(smp.HeapLive), mb(smp.StoreBytes), 100*smp.GCShare, smp.GCCycles, mb(smp.ScanHeap), smp.Connections, smp.Goroutines, smp.Stalled, smp.CPU, smp.WebCPU, mb(smp.Compacted))
 		}
 	}
 }
 
-// cpuProfile profiles the crawl from a time on, when a path is set.
+// cpuProfile profiles the crawl from a time on, or from a number of URLs
+// known, when a path is set; for a length, or to the end when 0.
 type cpuProfile struct {
 	path     string
 	from     time.Duration
+	known    int64
+	length   time.Duration
 	progress io.Writer
 	f        *os.File
+	started  time.Duration
 	tried    bool
 	what     string // what it profiles; default the crawl's end
 }
 
-// at starts the profile once the crawl has run from.
-func (p *cpuProfile) at(el time.Duration) {
-	if p.path == "" || p.tried || el < p.from {
+// at starts the profile once the crawl has run from and knows p.known
+// URLs, and stops it once it has run its length. Go runs one CPU profile
+// at a time: a second one that would overlap says so and is not written.
+func (p *cpuProfile) at(el time.Duration, known int64) {
+	if p.f != nil && p.length > 0 && el-p.started >= p.length {
+		p.stop()
+		return
+	}
+	if p.path == "" || p.tried || el < p.from || known < p.known {
 		return
 	}
 	p.tried = true
+	p.started = el
 	f, err := os.Create(p.path)
 	if err == nil {
 		if err = pprof.StartCPUProfile(f); err != nil {
@@ -398,6 +422,7 @@ func (p *cpuProfile) stop() {
 	}
 	pprof.StopCPUProfile()
 	p.f.Close()
+	p.f = nil
 	what := p.what
 	if what == "" {
 		what = "the crawl's end"
@@ -430,7 +455,7 @@ func writeHeapProfile(path string, progress io.Writer) {
 // frontier and its first poll.
 func scaleRestart(ctx context.Context, cfg ScaleConfig, seeds []string, rep *ScaleReport) error {
 	profile := &cpuProfile{path: cfg.RestartProfile, progress: cfg.Progress, what: "the restart"}
-	profile.at(0)
+	profile.at(0, 0)
 	defer profile.stop()
 	start := time.Now()
 	c, closeStore, err := openScaleCrawler(cfg, seeds)

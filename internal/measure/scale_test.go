@@ -4,6 +4,7 @@ import (
 	"expvar"
 	"math"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -149,5 +150,39 @@ func TestScaleOffHeapLine(t *testing.T) {
 	}
 	if out := report(0); strings.Contains(out, "outside the heap") {
 		t.Errorf("an off-heap line for maps that hold nothing there:\n%s", out)
+	}
+}
+
+// The early profile starts at the sample that reaches its URLs known, not
+// before, and stops after its length with a profile written.
+func TestEarlyProfileByURLsKnown(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "early.prof")
+	var out strings.Builder
+	p := &cpuProfile{path: path, known: 1000, length: time.Minute, progress: &out, what: "the baseline window"}
+	p.at(10*time.Second, 999)
+	if p.f != nil {
+		t.Fatal("started before the URLs known")
+	}
+	p.at(20*time.Second, 1000)
+	if p.f == nil {
+		t.Fatalf("not started at the URLs known: %s", out.String())
+	}
+	p.at(70*time.Second, 5000)
+	if p.f == nil {
+		t.Fatal("stopped before its length")
+	}
+	p.at(80*time.Second, 6000)
+	if p.f != nil {
+		t.Fatal("still running after its length")
+	}
+	if fi, err := os.Stat(path); err != nil || fi.Size() == 0 {
+		t.Fatalf("no profile written: %v", err)
+	}
+	if !strings.Contains(out.String(), "cpu profile of the baseline window written to") {
+		t.Fatalf("progress: %q", out.String())
+	}
+	p.at(90*time.Second, 7000) // once only
+	if p.f != nil {
+		t.Fatal("started twice")
 	}
 }
