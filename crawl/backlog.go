@@ -3,6 +3,7 @@ package crawl
 import (
 	"errors"
 	"math/bits"
+	"slices"
 	"sync"
 	"time"
 
@@ -70,13 +71,20 @@ type BacklogStore interface {
 	// WriteBacklog writes the URLs spilled, then applies the moves in
 	// order; a move of a URL not there is no error.
 	WriteBacklog(spilled []SpilledURL, moves []BacklogMove) error
-	// TakeBacklog removes up to n of the host's spilled URLs, lowest rank
-	// first from from on (the zero BacklogFrom: the first), and returns
-	// them; they are stored as frontier states (as SaveFrontier) before
-	// they leave the backlog.
-	TakeBacklog(host string, from BacklogFrom, n int, state func(SpilledURL) URLState) ([]SpilledURL, error)
-	// TakeSpilled does the same for one spilled URL.
+	// ReadBacklog returns up to n of the host's spilled URLs still
+	// waiting, lowest rank first from from on (the zero BacklogFrom: the
+	// first), and leaves them stored: a URL's entry goes when its next
+	// place is written (URLState.inBacklog; SaveFrontier and WriteParked
+	// delete it). waiting says, by fingerprint, which entries still wait:
+	// the others are being polled, and their values are not read. Entries
+	// that do not decode are deleted.
+	ReadBacklog(host string, from BacklogFrom, n int, waiting func(fp uint64) bool) ([]SpilledURL, error)
+	// TakeSpilled removes one spilled URL, storing it as a frontier state
+	// (state gives it) before it leaves the backlog.
 	TakeSpilled(host string, rank uint16, fp uint64, state func(SpilledURL) URLState) (SpilledURL, bool, error)
+	// DropSpilled deletes the entries of these spilled URLs (those a
+	// restart found stored elsewhere too).
+	DropSpilled(spilled []SpilledURL) error
 	// EachSpilled calls fn with where every spilled URL is, reading no
 	// values: what a restart needs.
 	EachSpilled(fn func(host string, rank uint16, fp uint64) error) error
@@ -231,16 +239,17 @@ func (b *backlog) flushLocked() error {
 // rather than hold the crawler's lock through the write.
 var errBacklogBusy = errors.New("crawl: the backlog is being written")
 
-// take removes up to n of the host's spilled URLs, and their ranks: those
-// written, from the store (saved as frontier states there), then those
-// still queued (which the caller saves). It does not wait for a write in
-// progress (errBacklogBusy), nor make one. c.mu held.
-func (b *backlog) take(host string, n int, state func(SpilledURL) URLState) (stored, queued []SpilledURL, err error) {
+// take takes up to n of the host's spilled URLs, and their ranks: those
+// written, read from the store (where they stay until the URL's next
+// write: URLState.inBacklog), then those still queued (which the caller
+// saves). It does not wait for a write in progress (errBacklogBusy), nor
+// make one. c.mu held.
+func (b *backlog) take(host string, n int) (stored, queued []SpilledURL, err error) {
 	if !b.io.TryLock() {
 		return nil, nil, errBacklogBusy
 	}
 	defer b.io.Unlock()
-	stored, err = b.store.TakeBacklog(host, b.from[host], n, state)
+	stored, err = b.store.ReadBacklog(host, b.from[host], n, b.ranked.Has)
 	if len(stored) < n {
 		queued = b.takeQueued(host, n-len(stored))
 	}
@@ -254,6 +263,17 @@ func (b *backlog) take(host string, n int, state func(SpilledURL) URLState) (sto
 			}
 			b.ranked.Delete(s.FP)
 		}
+	}
+	if len(stored) > 0 {
+		// A move queued for a URL now taken would carry its entry, which
+		// the URL's next write deletes where it was read, to another rank.
+		taken := make(map[uint64]bool, len(stored))
+		for _, s := range stored {
+			taken[s.FP] = true
+		}
+		b.movesMu.Lock()
+		b.moves = slices.DeleteFunc(b.moves, func(m BacklogMove) bool { return m.Host == host && taken[m.FP] })
+		b.movesMu.Unlock()
 	}
 	return stored, queued, err
 }
@@ -332,8 +352,15 @@ type backlogger interface{ backlogStore() BacklogStore }
 // spilled URL. c.mu held.
 func (f *frontier) loadBacklog(keys *keysAhead) error {
 	var h *host // the keys come host by host
-	return keys.each(func(host string, rank uint32, fp uint64) error {
+	var stale []SpilledURL
+	err := keys.each(func(host string, rank uint32, fp uint64) error {
 		if f.spill.has(fp) {
+			return nil
+		}
+		if f.urls[fp] != nil || f.park != nil && f.park.has(fp) {
+			// Polled, and stored as such, before a crash took the
+			// process between that write and the deletion of its entry.
+			stale = append(stale, SpilledURL{Host: host, Rank: uint16(rank), FP: fp})
 			return nil
 		}
 		f.spill.ranked.Set(fp, f.spill.rankedValue(uint16(rank)))
@@ -346,6 +373,10 @@ func (f *frontier) loadBacklog(keys *keysAhead) error {
 		f.placeHost(h)
 		return nil
 	})
+	if err == nil && len(stale) > 0 {
+		err = f.spill.store.DropSpilled(stale)
+	}
+	return err
 }
 
 // spilledState is the URLState of a spilled URL back in memory: the
@@ -365,7 +396,7 @@ func (f *frontier) spilledState(s SpilledURL) URLState {
 // the backlog. h is busy; c.mu held.
 func (f *frontier) refill(h *host, now time.Time) {
 	want := f.spill.head - h.first.Len()
-	stored, queued, err := f.spill.take(h.key, want, f.spilledState)
+	stored, queued, err := f.spill.take(h.key, want)
 	if errors.Is(err, errBacklogBusy) {
 		h.refillAfter = now.Add(10 * time.Millisecond)
 		return
@@ -376,7 +407,14 @@ func (f *frontier) refill(h *host, now time.Time) {
 	for _, s := range stored {
 		f.unspilled(h)
 		if !f.holds(s.URL) {
-			f.addResident(f.spilledState(s), h)
+			st := f.spilledState(s)
+			st.inBacklog, st.spilledRank = true, s.Rank
+			st.noTable = true
+			f.addResident(st, h)
+		} else if old := f.get(s.URL); old != nil {
+			// In memory already: its entry goes with its state's next
+			// write.
+			old.keepBacklogEntry(&URLState{inBacklog: true, spilledRank: s.Rank})
 		}
 	}
 	for _, s := range queued {

@@ -13,7 +13,7 @@ import (
 // *webevents.Table (TableBacklog), or a stand-in.
 type BacklogTable interface {
 	Scan(prefix string, keysOnly bool, fn func(key string, value []byte) bool) error
-	ScanFrom(prefix, start string, fn func(key string, value []byte) bool) error
+	ScanFrom(prefix, start string, want func(key []byte) bool, fn func(key string, value []byte) bool) error
 	ScanKeys(prefix string, fn func(key []byte) bool) error
 	ScanKeysFrom(prefix, start string, fn func(key []byte) bool) error
 	Batch(fn func(b *webevents.TableBatch) error) error
@@ -118,14 +118,18 @@ func (f StoredFrontier) WriteBacklog(spilled []SpilledURL, moves []BacklogMove) 
 	})
 }
 
-func (f StoredFrontier) TakeBacklog(host string, from BacklogFrom, n int, state func(SpilledURL) URLState) ([]SpilledURL, error) {
+func (f StoredFrontier) ReadBacklog(host string, from BacklogFrom, n int, waiting func(fp uint64) bool) ([]SpilledURL, error) {
 	var got []SpilledURL
 	var bad []string
 	start := ""
 	if from != (BacklogFrom{}) {
 		start = backlogKey(host, from.Rank, from.FP)
 	}
-	err := f.Backlog.ScanFrom(host+"\x00", start, func(key string, v []byte) bool {
+	want := func(key []byte) bool {
+		_, _, fp, ok := splitBacklogKey(key)
+		return !ok || waiting(fp) // a key that does not split is deleted below
+	}
+	err := f.Backlog.ScanFrom(host+"\x00", start, want, func(key string, v []byte) bool {
 		s, err := decodeSpilled(key, v)
 		if err != nil {
 			bad = append(bad, key)
@@ -137,7 +141,35 @@ func (f StoredFrontier) TakeBacklog(host string, from BacklogFrom, n int, state 
 	if err != nil {
 		return nil, err
 	}
-	return got, f.moveOut(got, bad, state)
+	if len(bad) > 0 {
+		err = f.deleteKeys(f.Backlog, bad)
+	}
+	return got, err
+}
+
+// DropSpilled deletes the backlog entries of these URLs.
+func (f StoredFrontier) DropSpilled(spilled []SpilledURL) error {
+	keys := make([]string, len(spilled))
+	for i, s := range spilled {
+		keys[i] = backlogKey(s.Host, s.Rank, s.FP)
+	}
+	return f.deleteKeys(f.Backlog, keys)
+}
+
+// deleteBacklogEntries deletes the backlog entries that written states
+// still had (URLState.inBacklog): after their new place is written, so a
+// crash between leaves a URL in both, never in neither.
+func (f StoredFrontier) deleteBacklogEntries(states func(yield func(*URLState) bool)) error {
+	if f.Backlog == nil {
+		return nil
+	}
+	var keys []string
+	for st := range states {
+		if host, rank, fp, ok := st.backlogEntry(); ok {
+			keys = append(keys, backlogKey(host, rank, fp))
+		}
+	}
+	return f.deleteKeys(f.Backlog, keys)
 }
 
 func (f StoredFrontier) TakeSpilled(host string, rank uint16, fp uint64, state func(SpilledURL) URLState) (SpilledURL, bool, error) {
@@ -182,6 +214,10 @@ func (f StoredFrontier) moveToFrontier(table BacklogTable, states []URLState, ke
 			return err
 		}
 	}
+	return f.deleteKeys(table, keys)
+}
+
+func (f StoredFrontier) deleteKeys(table BacklogTable, keys []string) error {
 	if len(keys) == 0 {
 		return nil
 	}

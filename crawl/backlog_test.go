@@ -18,7 +18,9 @@ func storedFrontier(st *webevents.BadgerStore) StoredFrontier {
 }
 
 func TestBacklogStore(t *testing.T) {
-	sf := storedFrontier(storetest.OpenBadger(t))
+	store := storetest.OpenBadger(t)
+	sf := storedFrontier(store)
+	sf.Revisits = store.Table(webevents.TableRevisits)
 	due := time.UnixMilli(1_790_000_000_000)
 	spill := func(host string, rank uint16, fp uint64) SpilledURL {
 		return SpilledURL{Host: host, Rank: rank, FP: fp, URL: fmt.Sprintf("%s/%d", host, fp), Depth: int(fp), Due: due, Interval: time.Minute}
@@ -43,19 +45,50 @@ func TestBacklogStore(t *testing.T) {
 	state := func(s SpilledURL) URLState {
 		return URLState{URL: s.URL, Depth: s.Depth, Due: s.Due, Interval: s.Interval}
 	}
-	got, err := sf.TakeBacklog(a, BacklogFrom{}, 2, state)
+	all := func(uint64) bool { return true }
+	got, err := sf.ReadBacklog(a, BacklogFrom{}, 2, all)
 	if err != nil || len(got) != 2 || got[0].FP != 2 || got[1].FP != 3 {
-		t.Fatalf("TakeBacklog(a, 2) = %+v, %v; want fingerprints 2 then 3", got, err)
+		t.Fatalf("ReadBacklog(a, 2) = %+v, %v; want fingerprints 2 then 3", got, err)
 	}
 	if s := got[0]; s.URL != a+"/2" || s.Depth != 2 || !s.Due.Equal(due) || s.Interval != time.Minute {
 		t.Errorf("took %+v", s)
+	}
+	// A read leaves the entries, and reads no value of one that no longer
+	// waits.
+	if got, err := sf.ReadBacklog(a, BacklogFrom{}, 2, func(fp uint64) bool { return fp != 2 }); err != nil || len(got) != 2 || got[0].FP != 3 || got[1].FP != 5 {
+		t.Fatalf("ReadBacklog(a, 2) of all but 2 = %+v, %v; want fingerprints 3 then 5", got, err)
+	}
+	// A URL's next write deletes its entry: a frontier state for one, a
+	// parked entry for the other (whose frontier state was never stored).
+	c := "http://c.test"
+	spillAt := func(rank uint16, url string) SpilledURL {
+		return SpilledURL{Host: c, Rank: rank, FP: urlFingerprint(url), URL: url, Due: due, Interval: time.Minute}
+	}
+	if err := sf.WriteBacklog([]SpilledURL{spillAt(1, c+"/x"), spillAt(2, c+"/y"), spillAt(3, c+"/z")}, nil); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := sf.ReadBacklog(c, BacklogFrom{}, 3, all)
+	if err != nil || len(cs) != 3 {
+		t.Fatalf("ReadBacklog(c) = %+v, %v", cs, err)
+	}
+	x, y := state(cs[0]), state(cs[1])
+	x.inBacklog, x.spilledRank = true, 1
+	y.inBacklog, y.spilledRank, y.noTable = true, 2, true
+	if err := sf.SaveFrontier([]URLState{x}); err != nil {
+		t.Fatal(err)
+	}
+	if err := sf.WriteParked([]ParkedURL{{Host: c, Due: 100, FP: cs[1].FP, Lambda: -1, State: y}}); err != nil {
+		t.Fatal(err)
 	}
 	var states []string
 	if err := sf.LoadFrontier(func(s URLState) error { states = append(states, s.URL); return nil }); err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Join(states, ","); got != a+"/2,"+a+"/3" {
-		t.Errorf("frontier states after the take: %s", got)
+	if got := strings.Join(states, ","); got != c+"/x" {
+		t.Errorf("frontier states after the writes: %s, want %s/x", got, c)
+	}
+	if cs, err := sf.ReadBacklog(c, BacklogFrom{}, 3, all); err != nil || len(cs) != 1 || cs[0].URL != c+"/z" {
+		t.Errorf("host c's backlog after the writes: %+v, %v; want only /z", cs, err)
 	}
 	if s, ok, err := sf.TakeSpilled(a, 9, 1, state); err != nil || !ok || s.URL != a+"/1" {
 		t.Errorf("TakeSpilled(a, 9, 1) = %+v, %v, %v", s, ok, err)
@@ -63,8 +96,15 @@ func TestBacklogStore(t *testing.T) {
 	if _, ok, err := sf.TakeSpilled(a, 9, 1, state); err != nil || ok {
 		t.Errorf("TakeSpilled of a URL taken: %v, %v", ok, err)
 	}
-	if got, err := sf.TakeBacklog(a, BacklogFrom{}, 10, state); err != nil || len(got) != 1 || got[0].FP != 5 || got[0].Rank != 8 {
-		t.Errorf("host a's backlog should hold only the moved URL, at rank 8: %+v, %v", got, err)
+	got, err = sf.ReadBacklog(a, BacklogFrom{}, 10, all)
+	if err != nil || len(got) != 3 || got[0].FP != 2 || got[1].FP != 3 || got[2].FP != 5 || got[2].Rank != 8 {
+		t.Errorf("host a's backlog should hold the two read and the moved URL, at rank 8: %+v, %v", got, err)
+	}
+	if err := sf.DropSpilled(got); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := sf.ReadBacklog(a, BacklogFrom{}, 10, all); err != nil || len(got) != 0 {
+		t.Errorf("host a's backlog after DropSpilled: %+v, %v", got, err)
 	}
 }
 
@@ -191,11 +231,16 @@ func TestCrawlWithBacklogPollsEveryPageAcrossARestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.mu.Lock()
-	resident := len(c.f.urls)
+	resident, taken := len(c.f.urls), 0
+	for _, st := range c.f.urls {
+		if st.inBacklog { // read from the backlog, not written since: its entry stays
+			taken++
+		}
+	}
 	c.mu.Unlock()
-	t.Logf("stopped with %d URLs known, %d in memory, %d spilled; heads at most %d", known, resident, spilled, maxHead)
-	if spilled == 0 || resident+spilled != known {
-		t.Errorf("%d in memory and %d spilled, %d known", resident, spilled, known)
+	t.Logf("stopped with %d URLs known, %d in memory (%d of them still in the backlog), %d spilled; heads at most %d", known, resident, taken, spilled, maxHead)
+	if spilled == 0 || resident+spilled-taken != known {
+		t.Errorf("%d in memory (%d of them still in the backlog) and %d spilled, %d known", resident, taken, spilled, known)
 	}
 	if maxHead > head {
 		t.Errorf("a head held %d first visits, more than %d", maxHead, head)
@@ -268,13 +313,12 @@ func TestBacklogTakesFromWhereItLeftOff(t *testing.T) {
 func testBacklogTakesFrom(t *testing.T, moves bool) {
 	const host = "http://a.test"
 	b := newBacklog(storedFrontier(storetest.OpenBadger(t)), 8, false)
-	state := func(s SpilledURL) URLState { return URLState{URL: s.URL} }
 	rng := rand.New(rand.NewPCG(1, 2))
 	links := map[string]uint32{} // spilled, not taken
 	taken := map[string]int{}
 	next, raised := 0, 0
 	take := func(n int) {
-		stored, queued, err := b.take(host, n, state)
+		stored, queued, err := b.take(host, n)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -323,5 +367,58 @@ func testBacklogTakesFrom(t *testing.T, moves bool) {
 	}
 	if len(taken) != next || raised == 0 {
 		t.Errorf("took %d of %d URLs; %d takes started past the first key", len(taken), next, raised)
+	}
+}
+
+// A crash between the write of a URL's new place (its frontier state, or
+// its parked entry) and the deletion of its backlog entry leaves it in
+// both: a restart counts it once, where it was written, and deletes the
+// backlog's entry.
+func TestRestartDropsBacklogEntriesStoredElsewhere(t *testing.T) {
+	w, err := testweb.Start(testweb.Config{Hosts: 1, PagesPerHost: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	st := storetest.OpenBadger(t)
+	sf := parkingFrontier(st)
+	const a = "http://a.test"
+	p := parked(a, 100, "/1", -1)
+	if err := sf.WriteParked([]ParkedURL{p}); err != nil {
+		t.Fatal(err)
+	}
+	if err := sf.SaveFrontier([]URLState{{URL: a + "/3", Due: time.Now()}}); err != nil {
+		t.Fatal(err)
+	}
+	spill := func(path string) SpilledURL {
+		return SpilledURL{Host: a, Rank: 1, FP: urlFingerprint(a + path), URL: a + path, Due: time.Now()}
+	}
+	if err := sf.WriteBacklog([]SpilledURL{spill("/1"), spill("/2"), spill("/3")}, nil); err != nil {
+		t.Fatal(err)
+	}
+	c, err := New(testConfig(w), st, sf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	known, err := c.Load()
+	if err != nil || known != 3 {
+		t.Errorf("loaded %d URLs (%v), want 3: one parked, one spilled, one resident", known, err)
+	}
+	var left []string
+	if err := sf.EachSpilled(func(_ string, _ uint16, fp uint64) error {
+		left = append(left, fmt.Sprint(fp == urlFingerprint(a+"/2")))
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(left, ",") != "true" {
+		t.Errorf("the backlog holds %d entries after the restart (true: /2's), want only /2's: %v", len(left), left)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if h := c.f.hosts[a]; h == nil {
+		t.Error("host a unknown after the restart")
+	} else if h.spilled != 1 {
+		t.Errorf("host a counts %d spilled, want 1", h.spilled)
 	}
 }

@@ -736,9 +736,10 @@ func (c *Crawler) hostDone(h *host, st *URLState, res *Result, transient bool) {
 		// well, it would be deleted by the parking's own write (one of about
 		// nine store writes a first visit made). One saved before, not yet
 		// written, goes too.
-		u := st.URL
+		if queued, ok := c.queue.dropState(st.URL); ok {
+			st.keepBacklogEntry(&queued)
+		}
 		c.f.parkState(h, st)
-		c.queue.dropState(u)
 	} else {
 		c.save(st)
 		c.f.reschedule(h, st)

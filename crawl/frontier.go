@@ -60,6 +60,34 @@ type URLState struct {
 	// lastmodClaim is what a sitemap's lastmod said of the URL since its
 	// last poll (changed, or unchanged): the next poll judges it.
 	lastmodClaim uint8
+	// inBacklog: the URL's first visit is still stored in the backlog's
+	// table, at spilledRank. A take from the backlog reads first visits
+	// and leaves them there; the URL's next write (its frontier state, or
+	// its parked entry) deletes the entry, so a crash before leaves it a
+	// first visit, as it was, and a first visit costs two writes to the
+	// store rather than four. noTable: no frontier state of the URL is
+	// stored (taken so, and not saved since), so parking it deletes none.
+	// In the padding after lastmodClaim.
+	inBacklog   bool
+	noTable     bool
+	spilledRank uint16
+}
+
+// backlogEntry is the backlog entry a write of s must delete, if any.
+func (s *URLState) backlogEntry() (host string, rank uint16, fp uint64, ok bool) {
+	if !s.inBacklog {
+		return "", 0, 0, false
+	}
+	return hostKey(s.URL), s.spilledRank, urlFingerprint(s.URL), true
+}
+
+// keepBacklogEntry gives s the backlog entry older was to delete, when s
+// has none: a state queued for writing replaced by a newer one, or
+// dropped for a parked entry, hands it on.
+func (s *URLState) keepBacklogEntry(older *URLState) {
+	if older.inBacklog && !s.inBacklog {
+		s.inBacklog, s.spilledRank = true, older.spilledRank
+	}
 }
 
 // host is one host's queue and politeness state. Times are absolute.

@@ -55,8 +55,10 @@ type ParkedURL struct {
 // that keeps only a head of each host's revisits in memory.
 type ParkStore interface {
 	// WriteParked stores the URLs parked, then deletes their frontier
-	// states (SaveFrontier's): a crash between the two leaves a URL in
-	// both, and the parked one wins.
+	// states (SaveFrontier's; none for a state stored as none,
+	// URLState.noTable) and the backlog entries they still had
+	// (URLState.inBacklog): a crash between leaves a URL in both, and the
+	// parked one wins.
 	WriteParked(parked []ParkedURL) error
 	// TakeParked removes up to n of the host's parked URLs due at or
 	// before due, earliest first, storing their states back as frontier

@@ -157,11 +157,24 @@ func (f StoredFrontier) WriteParked(parked []ParkedURL) error {
 	if err != nil {
 		return err
 	}
-	urls := make([]string, len(parked))
+	urls := make([]string, 0, len(parked))
 	for i := range parked {
-		urls[i] = parked[i].State.URL
+		if !parked[i].State.noTable {
+			urls = append(urls, parked[i].State.URL)
+		}
 	}
-	return f.DeleteFrontier(urls)
+	if len(urls) > 0 {
+		if err := f.DeleteFrontier(urls); err != nil {
+			return err
+		}
+	}
+	return f.deleteBacklogEntries(func(yield func(*URLState) bool) {
+		for i := range parked {
+			if !yield(&parked[i].State) {
+				return
+			}
+		}
+	})
 }
 
 func (f StoredFrontier) TakeParked(host string, n int, due uint32) ([]ParkedURL, uint32, error) {

@@ -15,7 +15,9 @@ import (
 type FrontierStore interface {
 	// LoadFrontier calls fn with every stored URL state.
 	LoadFrontier(fn func(URLState) error) error
-	// SaveFrontier writes the given states, replacing older ones.
+	// SaveFrontier writes the given states, replacing older ones, then
+	// deletes the backlog entries they still had (URLState.inBacklog), if
+	// the store keeps a backlog.
 	SaveFrontier(states []URLState) error
 	// DeleteFrontier removes the states of urls.
 	DeleteFrontier(urls []string) error
@@ -48,7 +50,16 @@ func (f StoredFrontier) SaveFrontier(states []URLState) error {
 	for i := range states {
 		entries[i] = webevents.Entry{Key: states[i].URL, Value: appendState(nil, &states[i])}
 	}
-	return f.Table.Put(entries...)
+	if err := f.Table.Put(entries...); err != nil {
+		return err
+	}
+	return f.deleteBacklogEntries(func(yield func(*URLState) bool) {
+		for i := range states {
+			if !yield(&states[i]) {
+				return
+			}
+		}
+	})
 }
 
 func (f StoredFrontier) DeleteFrontier(urls []string) error { return f.Table.Delete(urls...) }
@@ -136,6 +147,9 @@ func (q *persistQueue) addEvent(e webevents.Event) {
 
 func (q *persistQueue) addState(st URLState) {
 	q.mu.Lock()
+	if older, ok := q.states[st.URL]; ok {
+		st.keepBacklogEntry(&older)
+	}
 	q.states[st.URL] = st
 	n := len(q.events) + len(q.states)
 	q.mu.Unlock()
@@ -145,11 +159,13 @@ func (q *persistQueue) addState(st URLState) {
 }
 
 // dropState unqueues the state of url not yet taken for writing (one a
-// parked entry now holds).
-func (q *persistQueue) dropState(url string) {
+// parked entry now holds), and returns it.
+func (q *persistQueue) dropState(url string) (URLState, bool) {
 	q.mu.Lock()
+	defer q.mu.Unlock()
+	st, ok := q.states[url]
 	delete(q.states, url)
-	q.mu.Unlock()
+	return st, ok
 }
 
 // putBack queues again what a failed write held, before what came since;
@@ -159,8 +175,11 @@ func (q *persistQueue) putBack(events []webevents.Event, states map[string]URLSt
 	defer q.mu.Unlock()
 	q.events = append(events, q.events...)
 	for u, st := range states {
-		if _, newer := q.states[u]; !newer {
+		if newer, ok := q.states[u]; !ok {
 			q.states[u] = st
+		} else {
+			newer.keepBacklogEntry(&st)
+			q.states[u] = newer
 		}
 	}
 }
@@ -208,8 +227,13 @@ func (q *persistQueue) close() {
 	q.wake()
 }
 
-// save queues a copy of st for the persister; c.mu held.
-func (c *Crawler) save(st *URLState) { c.queue.addState(*st) }
+// save queues a copy of st for the persister; c.mu held. The copy's
+// write stores the URL's frontier state and deletes its backlog entry, if
+// it had one, so the state in memory no longer has one.
+func (c *Crawler) save(st *URLState) {
+	c.queue.addState(*st)
+	st.inBacklog, st.noTable = false, false
+}
 
 // persister writes events and frontier states in batches: every 100 ms or
 // 512 items, and once more when the crawler stops.

@@ -219,23 +219,26 @@ func (t *Table) Get(key string) ([]byte, bool, error) {
 // (fn gets nil): a scan of keys reads only Badger's index. A value is
 // valid only during the call.
 func (t *Table) Scan(prefix string, keysOnly bool, fn func(key string, value []byte) bool) error {
-	return t.scan(prefix, "", keysOnly, false, fn)
+	return t.scan(prefix, "", keysOnly, false, nil, fn)
 }
 
 // ScanFrom is Scan from the first key at or after start, which has the
 // prefix. A caller that knows where a range's live keys begin seeks past
 // the deletions before them: Badger steps over each deleted key of the
 // range until a compaction to its last level drops it, and a queue taken
-// from its front (a host's backlog) keeps a run of them there.
-func (t *Table) ScanFrom(prefix, start string, fn func(key string, value []byte) bool) error {
-	return t.scan(prefix, start, false, false, fn)
+// from its front (a host's backlog) keeps a run of them there. When want
+// is not nil, it says from a key alone (valid only during the call)
+// whether to read its value and call fn with it: entries a caller knows
+// to be stale cost no value read.
+func (t *Table) ScanFrom(prefix, start string, want func(key []byte) bool, fn func(key string, value []byte) bool) error {
+	return t.scan(prefix, start, false, false, want, fn)
 }
 
 // scan is Scan, with Badger's prefetch of values or without. Without, each
 // value is read when its entry is reached: a scan that stops after a few
 // entries (a host's head) does not read the next 64 values on a goroutine
 // each, which is what Badger's prefetch does (BenchmarkTableScanTake).
-func (t *Table) scan(prefix, start string, keysOnly, prefetch bool, fn func(key string, value []byte) bool) error {
+func (t *Table) scan(prefix, start string, keysOnly, prefetch bool, want func([]byte) bool, fn func(key string, value []byte) bool) error {
 	if !strings.HasPrefix(start, prefix) {
 		start = prefix
 	}
@@ -243,6 +246,9 @@ func (t *Table) scan(prefix, start string, keysOnly, prefetch bool, fn func(key 
 		it := txn.NewIterator(badger.IteratorOptions{Prefix: t.key(prefix), PrefetchValues: prefetch && !keysOnly, PrefetchSize: 64})
 		defer it.Close()
 		for it.Seek(t.key(start)); it.Valid(); it.Next() {
+			if want != nil && !want(it.Item().Key()[len(t.prefix):]) {
+				continue
+			}
 			key := string(it.Item().Key()[len(t.prefix):])
 			if keysOnly {
 				if !fn(key, nil) {

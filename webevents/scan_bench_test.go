@@ -35,7 +35,7 @@ func BenchmarkTableScanTake(b *testing.B) {
 				h := 0
 				for b.Loop() {
 					n := 0
-					err := t.scan(fmt.Sprintf("http://h%03d.example\x00", h%hosts), "", false, prefetch, func(string, []byte) bool {
+					err := t.scan(fmt.Sprintf("http://h%03d.example\x00", h%hosts), "", false, prefetch, nil, func(string, []byte) bool {
 						n++
 						return n < take
 					})

@@ -39,6 +39,7 @@ func cmdTestweb(ctx context.Context, args []string, out io.Writer) error {
 		Hosts: *hosts, PagesPerHost: *pages, UpdateRate: rate(*every), CreateRate: rate(*churn), DeleteRate: rate(*churn),
 		RobotsEvery: 5, CrawlDelay: time.Second, NoLastModifiedEvery: 4, Seed: *seed,
 		PortBase: *portBase, LinksPerPage: *links,
+		NoRequestLog: true, // nothing reads it, and it grew by every request
 	})
 	if err != nil {
 		return fmt.Errorf("%w; choose another --port-base", err)

@@ -525,33 +525,55 @@ func (r *ScaleReport) summarise() {
 }
 
 // KnownWindow is the polls per second from the first sample with From
-// URLs known or more to the first with To or more.
+// URLs known or more to the first with To or more, and the CPU time a poll
+// took over it in the crawler's process and in the web's. The two share
+// the machine's cores, so the rate falls when either costs more; the
+// crawler's own cost says which.
 type KnownWindow struct {
-	From, To int64
-	Rate     float64
+	From, To        int64
+	Rate            float64
+	CrawlerCPU      time.Duration // per poll
+	WebCPU          time.Duration // per poll
+	cpuKnown, webOK bool
 }
 
 // byMillion is the crawl's speed over each million URLs known, from the
 // first million the samples pass to the last.
 func byMillion(ss []ScaleSample) []KnownWindow {
 	const m = 1_000_000
-	first := func(known int64) *ScaleSample {
+	first := func(known int64) int {
 		for i := range ss {
 			if ss[i].Known >= known {
-				return &ss[i]
+				return i
 			}
 		}
-		return nil
+		return -1
 	}
 	var out []KnownWindow
 	for lo := int64(m); ; lo += m {
-		a, b := first(lo), first(lo+m)
-		if a == nil || b == nil {
+		ia, ib := first(lo), first(lo+m)
+		if ia < 0 || ib < 0 {
 			return out
 		}
-		if b.At > a.At {
-			out = append(out, KnownWindow{From: lo, To: lo + m, Rate: float64(b.Polls-a.Polls) / (b.At - a.At).Seconds()})
+		a, b := &ss[ia], &ss[ib]
+		if b.At <= a.At {
+			continue
 		}
+		w := KnownWindow{From: lo, To: lo + m, Rate: float64(b.Polls-a.Polls) / (b.At - a.At).Seconds()}
+		// Each sample's CPU is its process's cores over the interval
+		// since the sample before.
+		var own, web float64
+		for i := ia + 1; i <= ib; i++ {
+			d := (ss[i].At - ss[i-1].At).Seconds()
+			own += ss[i].CPU * d
+			web += ss[i].WebCPU * d
+		}
+		if polls := float64(b.Polls - a.Polls); polls > 0 && own > 0 {
+			w.CrawlerCPU = time.Duration(own / polls * 1e9)
+			w.WebCPU = time.Duration(web / polls * 1e9)
+			w.cpuKnown, w.webOK = true, web > 0
+		}
+		out = append(out, w)
 	}
 }
 
@@ -723,6 +745,8 @@ func dirBytes(dir string) int64 {
 	return n
 }
 
+func us(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
+
 func mb(b int64) float64 { return float64(b) / (1 << 20) }
 
 // Print writes the report.
@@ -761,6 +785,19 @@ func (r *ScaleReport) Print(out io.Writer) {
 			fmt.Fprintf(out, " %d-%dM %.0f (%.2fx)", w.From/1e6, w.To/1e6, w.Rate, w.Rate/base.Rate)
 		}
 		fmt.Fprintln(out)
+		if base.cpuKnown {
+			fmt.Fprintf(out, "CPU per poll by millions of URLs known, the crawler's (against %d-%d million) and the web's:", base.From/1e6, base.To/1e6)
+			for i, w := range r.ByMillion {
+				if i%4 == 0 {
+					fmt.Fprint(out, "\n ")
+				}
+				fmt.Fprintf(out, " %d-%dM %.0f µs (%.2fx)", w.From/1e6, w.To/1e6, us(w.CrawlerCPU), us(w.CrawlerCPU)/us(base.CrawlerCPU))
+				if w.webOK {
+					fmt.Fprintf(out, " web %.0f", us(w.WebCPU))
+				}
+			}
+			fmt.Fprintln(out)
+		}
 	}
 	fmt.Fprintf(out, "restart: %d URLs loaded in %v, polling again after %v\n", r.RestartKnown, r.RestartLoad.Round(time.Millisecond), r.RestartFirstPoll.Round(time.Millisecond))
 	if r.slopesMeaningful() {

@@ -79,6 +79,25 @@ func TestWeb(t *testing.T) {
 	}
 }
 
+// A web without a request log serves as before, keeps no log, and still
+// counts the requests it served at once.
+func TestNoRequestLog(t *testing.T) {
+	w, err := Start(Config{Hosts: 1, PagesPerHost: 4, NoRequestLog: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	h := w.Hosts()[0]
+	for range 3 {
+		if resp, body := get(t, h.URL+"/p/1.html"); resp.StatusCode != 200 || !strings.Contains(body, "version 1") {
+			t.Fatalf("page: %d", resp.StatusCode)
+		}
+	}
+	if n := len(h.Log()); n != 0 || h.MaxConcurrent() != 1 {
+		t.Fatalf("log has %d requests, max concurrency %d", n, h.MaxConcurrent())
+	}
+}
+
 // Pages change at their own rates, log-uniform over RateSpread orders of
 // magnitude, and Rates reports them: the fast half of the pages gets most
 // of the updates.
