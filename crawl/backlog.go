@@ -74,7 +74,7 @@ type BacklogStore interface {
 	// ReadBacklog returns up to n of the host's spilled URLs still
 	// waiting, lowest rank first from from on (the zero BacklogFrom: the
 	// first), and leaves them stored: a URL's entry goes when its next
-	// place is written (URLState.inBacklog; SaveFrontier and WriteParked
+	// place is written (URLState.left; SaveFrontier and WriteParked
 	// delete it). waiting says, by fingerprint, which entries still wait:
 	// the others are being polled, and their values are not read. Entries
 	// that do not decode are deleted.
@@ -241,7 +241,7 @@ var errBacklogBusy = errors.New("crawl: the backlog is being written")
 
 // take takes up to n of the host's spilled URLs, and their ranks: those
 // written, read from the store (where they stay until the URL's next
-// write: URLState.inBacklog), then those still queued (which the caller
+// write: URLState.left), then those still queued (which the caller
 // saves). It does not wait for a write in progress (errBacklogBusy), nor
 // make one. c.mu held.
 func (b *backlog) take(host string, n int) (stored, queued []SpilledURL, err error) {
@@ -408,13 +408,12 @@ func (f *frontier) refill(h *host, now time.Time) {
 		f.unspilled(h)
 		if !f.holds(s.URL) {
 			st := f.spilledState(s)
-			st.inBacklog, st.spilledRank = true, s.Rank
-			st.noTable = true
+			st.left, st.leftAt, st.noTable = leftInBacklog, uint32(s.Rank), true
 			f.addResident(st, h)
 		} else if old := f.get(s.URL); old != nil {
 			// In memory already: its entry goes with its state's next
 			// write.
-			old.keepBacklogEntry(&URLState{inBacklog: true, spilledRank: s.Rank})
+			old.keepLeftEntry(&URLState{left: leftInBacklog, leftAt: uint32(s.Rank)})
 		}
 	}
 	for _, s := range queued {

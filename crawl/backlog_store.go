@@ -104,8 +104,14 @@ func (f StoredFrontier) WriteBacklog(spilled []SpilledURL, moves []BacklogMove) 
 		for _, m := range moves {
 			from := backlogKey(m.Host, m.From, m.FP)
 			v, ok, err := b.Get(from)
-			if err != nil || !ok {
+			if err != nil {
 				return err
+			}
+			if !ok {
+				// Taken since (or a restart counted it elsewhere): the
+				// moves after it still apply. Returning here dropped them
+				// all, most of a large crawl's moves.
+				continue
 			}
 			if err := b.Delete(from); err != nil {
 				return err
@@ -156,20 +162,27 @@ func (f StoredFrontier) DropSpilled(spilled []SpilledURL) error {
 	return f.deleteKeys(f.Backlog, keys)
 }
 
-// deleteBacklogEntries deletes the backlog entries that written states
-// still had (URLState.inBacklog): after their new place is written, so a
+// deleteLeftEntries deletes the backlog and parked entries a take left of
+// written states (URLState.left): after their new place is written, so a
 // crash between leaves a URL in both, never in neither.
-func (f StoredFrontier) deleteBacklogEntries(states func(yield func(*URLState) bool)) error {
-	if f.Backlog == nil {
-		return nil
-	}
-	var keys []string
+func (f StoredFrontier) deleteLeftEntries(states func(yield func(*URLState) bool)) error {
+	var backlog, parked []string
 	for st := range states {
-		if host, rank, fp, ok := st.backlogEntry(); ok {
-			keys = append(keys, backlogKey(host, rank, fp))
+		switch in, host, at, fp := st.leftEntry(); in {
+		case leftInBacklog:
+			backlog = append(backlog, backlogKey(host, uint16(at), fp))
+		case leftParked:
+			parked = append(parked, parkedKey(host, at, fp))
 		}
 	}
-	return f.deleteKeys(f.Backlog, keys)
+	var err error
+	if f.Backlog != nil {
+		err = f.deleteKeys(f.Backlog, backlog)
+	}
+	if f.Revisits != nil && err == nil {
+		err = f.deleteKeys(f.Revisits, parked)
+	}
+	return err
 }
 
 func (f StoredFrontier) TakeSpilled(host string, rank uint16, fp uint64, state func(SpilledURL) URLState) (SpilledURL, bool, error) {

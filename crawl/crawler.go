@@ -296,6 +296,16 @@ func (c *Crawler) Stop() error {
 		close(c.countStop)
 		<-c.countDone
 	}
+	// URLs a take read and left in the store (URLState.left) are written
+	// as frontier states, so a restart finds them where they were: in
+	// memory, not parked or spilled again.
+	c.mu.Lock()
+	for st := range c.f.states() {
+		if st.left != leftNowhere {
+			c.save(st)
+		}
+	}
+	c.mu.Unlock()
 	c.queue.close()
 	t := time.NewTimer(StopTimeout)
 	defer t.Stop()
@@ -737,7 +747,7 @@ func (c *Crawler) hostDone(h *host, st *URLState, res *Result, transient bool) {
 		// nine store writes a first visit made). One saved before, not yet
 		// written, goes too.
 		if queued, ok := c.queue.dropState(st.URL); ok {
-			st.keepBacklogEntry(&queued)
+			st.keepLeftEntry(&queued)
 		}
 		c.f.parkState(h, st)
 	} else {

@@ -60,33 +60,44 @@ type URLState struct {
 	// lastmodClaim is what a sitemap's lastmod said of the URL since its
 	// last poll (changed, or unchanged): the next poll judges it.
 	lastmodClaim uint8
-	// inBacklog: the URL's first visit is still stored in the backlog's
-	// table, at spilledRank. A take from the backlog reads first visits
-	// and leaves them there; the URL's next write (its frontier state, or
-	// its parked entry) deletes the entry, so a crash before leaves it a
-	// first visit, as it was, and a first visit costs two writes to the
-	// store rather than four. noTable: no frontier state of the URL is
-	// stored (taken so, and not saved since), so parking it deletes none.
-	// In the padding after lastmodClaim.
-	inBacklog   bool
-	noTable     bool
-	spilledRank uint16
+	// left is the entry a take read and left in the store: the URL's
+	// backlog entry (a first visit, at rank leftAt) or its parked entry
+	// (due at leftAt). A take from the backlog or the parking reads URLs
+	// and leaves their entries; the URL's next write (its frontier state,
+	// or its parked entry) deletes the entry after it, so a crash before
+	// leaves the URL where it was, and a poll costs the store two writes
+	// rather than four. noTable: no frontier state of the URL is stored
+	// (taken so, and not saved since), so parking it deletes none. In the
+	// padding after lastmodClaim.
+	left    leftIn
+	noTable bool
+	leftAt  uint32
 }
 
-// backlogEntry is the backlog entry a write of s must delete, if any.
-func (s *URLState) backlogEntry() (host string, rank uint16, fp uint64, ok bool) {
-	if !s.inBacklog {
-		return "", 0, 0, false
+// leftIn is where a take left a URL's entry (URLState.left).
+type leftIn uint8
+
+const (
+	leftNowhere leftIn = iota
+	leftInBacklog
+	leftParked
+)
+
+// leftEntry is the entry a take left of s, which the next write of s must
+// delete: its table, and its key's parts.
+func (s *URLState) leftEntry() (in leftIn, host string, at uint32, fp uint64) {
+	if s.left == leftNowhere {
+		return leftNowhere, "", 0, 0
 	}
-	return hostKey(s.URL), s.spilledRank, urlFingerprint(s.URL), true
+	return s.left, hostKey(s.URL), s.leftAt, urlFingerprint(s.URL)
 }
 
-// keepBacklogEntry gives s the backlog entry older was to delete, when s
-// has none: a state queued for writing replaced by a newer one, or
-// dropped for a parked entry, hands it on.
-func (s *URLState) keepBacklogEntry(older *URLState) {
-	if older.inBacklog && !s.inBacklog {
-		s.inBacklog, s.spilledRank = true, older.spilledRank
+// keepLeftEntry gives s the entry older was to delete, when s has none: a
+// state queued for writing replaced by a newer one, or dropped for a
+// parked entry, hands it on.
+func (s *URLState) keepLeftEntry(older *URLState) {
+	if older.left != leftNowhere && s.left == leftNowhere {
+		s.left, s.leftAt = older.left, older.leftAt
 	}
 }
 

@@ -57,21 +57,29 @@ type ParkStore interface {
 	// WriteParked stores the URLs parked, then deletes their frontier
 	// states (SaveFrontier's; none for a state stored as none,
 	// URLState.noTable) and the backlog entries they still had
-	// (URLState.inBacklog): a crash between leaves a URL in both, and the
-	// parked one wins.
+	// and parked entries a take left of them (URLState.left): a crash
+	// between leaves a URL in both, and the parked one wins.
 	WriteParked(parked []ParkedURL) error
-	// TakeParked removes up to n of the host's parked URLs due at or
-	// before due, earliest first, storing their states back as frontier
-	// states first. next is the due time of the earliest one left (0:
-	// none).
-	TakeParked(host string, n int, due uint32) (taken []ParkedURL, next uint32, err error)
-	// TakeParkedOne does the same for one parked URL.
+	// ReadParked returns up to n of the host's parked URLs due at or
+	// before due that still wait there, earliest first, and leaves them
+	// stored: a URL's entry goes when its next place is written
+	// (URLState.left; SaveFrontier and WriteParked delete it). waiting
+	// says, by a key's due time and fingerprint, which entries still wait:
+	// the others are in memory, and their values are not read. next is
+	// the due time of the earliest one waiting after them (0: none).
+	// Entries that do not decode are deleted.
+	ReadParked(host string, n int, due uint32, waiting func(due uint32, fp uint64) bool) (taken []ParkedURL, next uint32, err error)
+	// TakeParkedOne removes one parked URL, storing its state back as a
+	// frontier state first.
 	TakeParkedOne(host string, due uint32, fp uint64) (ParkedURL, bool, error)
+	// DropParked deletes the entries of these parked URLs (those a
+	// restart found twice).
+	DropParked(parked []ParkedURL) error
 	// ParkedOne reads one parked URL, leaving it parked.
 	ParkedOne(host string, due uint32, fp uint64) (ParkedURL, bool, error)
 	// NthParked is where the host's nth parked URL due at or after from
-	// is, in key order.
-	NthParked(host string, from uint32, n int) (due uint32, fp uint64, ok bool, err error)
+	// is, in key order, counting only those still waiting (ReadParked).
+	NthParked(host string, from uint32, n int, waiting func(due uint32, fp uint64) bool) (due uint32, fp uint64, ok bool, err error)
 	// EachParkedKey calls fn with where every parked URL is, reading no
 	// values: what a restart needs.
 	EachParkedKey(fn func(host string, due uint32, fp uint64) error) error
@@ -282,6 +290,14 @@ func (p *parking) has(fp uint64) bool {
 	return p.at.Has(fp)
 }
 
+// waiting says whether the parked entry of due and fp is where the URL
+// waits: not one a take read and left (its URL is in memory), nor one a
+// crash left behind. c.mu held.
+func (p *parking) waiting(due uint32, fp uint64) bool {
+	at, ok := p.at.Get(fp)
+	return ok && uint32(at>>32) == due
+}
+
 // parkable says whether a polled URL st goes to disk rather than back in
 // its host's revisit heap: the heap is full, and nothing kept only in
 // memory waits on it (a recheck, a sample, a sitemap's claim).
@@ -348,7 +364,7 @@ func (p *parking) takeDue(host string, n int, due uint32) (stored, queued []Park
 		return nil, nil, 0, errParkingBusy
 	}
 	defer p.io.Unlock()
-	stored, next, err = p.store.TakeParked(host, n, due)
+	stored, next, err = p.store.ReadParked(host, n, due, p.waiting)
 	if p.queue.pending(host) > 0 {
 		queued, next = p.takeQueued(host, n, due, next)
 		stored, queued, next = p.earliest(n, stored, queued, next)
@@ -364,8 +380,8 @@ func (p *parking) takeDue(host string, n int, due uint32) (stored, queued []Park
 }
 
 // earliest keeps the earliest n of the URLs taken from the store and from
-// the queue, and queues the others again (the store's to be written back),
-// so a take brings no more than n into memory. p.io held.
+// the queue, and queues the others from the queue again (the store's are
+// still there), so a take brings no more than n into memory. p.io held.
 func (p *parking) earliest(n int, stored, queued []ParkedURL, next uint32) ([]ParkedURL, []ParkedURL, uint32) {
 	if len(stored)+len(queued) <= n {
 		return stored, queued, next
@@ -386,7 +402,9 @@ func (p *parking) earliest(n int, stored, queued []ParkedURL, next uint32) ([]Pa
 	for i, t := range all {
 		switch {
 		case i >= n:
-			p.queue.push(t.s)
+			if t.queued { // one read from the store is still there
+				p.queue.push(t.s)
+			}
 			if next == 0 || t.s.Due < next {
 				next = t.s.Due
 			}
@@ -463,7 +481,7 @@ func (p *parking) nth(host string, pk *parkedFit, n int) (fp uint64, ok bool, er
 		}
 		n--
 	}
-	due, fp, ok, err := p.store.NthParked(host, bucket<<dueBucketShift, n)
+	due, fp, ok, err := p.store.NthParked(host, bucket<<dueBucketShift, n, p.waiting)
 	if !ok || due>>dueBucketShift != bucket {
 		return 0, false, err // the counts and the store disagree (a crash)
 	}
@@ -513,7 +531,17 @@ func (f *frontier) unparked(h *host, s *ParkedURL, queued bool) {
 	}
 	h.known--
 	if f.holds(s.State.URL) {
-		return // in memory too, after a crash: the resident state stands
+		// In memory too, after a crash: the resident state stands, and
+		// its next write deletes the parked entry.
+		if old := f.get(s.State.URL); old != nil && !queued {
+			old.keepLeftEntry(&URLState{left: leftParked, leftAt: s.Due})
+		}
+		return
+	}
+	if !queued {
+		// Read from the store, which keeps its entry until the URL's next
+		// write (ReadParked).
+		s.State.left, s.State.leftAt, s.State.noTable = leftParked, s.Due, true
 	}
 	st := f.addResident(s.State, h)
 	if queued {
@@ -598,8 +626,12 @@ func (f *frontier) drawParked(rng *rand.Rand) *URLState {
 // back into memory. c.mu held.
 func (f *frontier) loadParked(keys *keysAhead) error {
 	var h *host // the keys come host by host: weighed once each
+	var twice []ParkedURL
 	err := keys.each(func(host string, due uint32, fp uint64) error {
 		if f.park.has(fp) {
+			// Parked again before a crash took the process between that
+			// write and the deletion of the entry a take had left.
+			twice = append(twice, ParkedURL{Host: host, Due: due, FP: fp})
 			return nil
 		}
 		f.park.at.Set(fp, uint64(due)<<32) // the last look: unknown until counted
@@ -623,6 +655,10 @@ func (f *frontier) loadParked(keys *keysAhead) error {
 		f.park.weigh(h)
 	}
 	f.park.counting.Store(len(f.park.toCount) > 0)
+	if err == nil && len(twice) > 0 {
+		// The first, earlier, stays: the URL comes back sooner, once.
+		err = f.park.store.DropParked(twice)
+	}
 	return err
 }
 

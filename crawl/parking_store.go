@@ -145,11 +145,28 @@ func (f StoredFrontier) parkStore() ParkStore {
 }
 
 func (f StoredFrontier) WriteParked(parked []ParkedURL) error {
+	var backlog []string
 	err := f.Revisits.Batch(func(b *webevents.TableBatch) error {
+		backlog = backlog[:0]
 		for i := range parked {
 			s := &parked[i]
 			if err := b.Set(parkedKey(s.Host, s.Due, s.FP), encodeParked(s)); err != nil {
 				return err
+			}
+		}
+		// The parked entries takes left go after, in the same batch: one
+		// transaction unless the batch is large (TableBatch).
+		for i := range parked {
+			s := &parked[i]
+			switch in, host, at, fp := s.State.leftEntry(); in {
+			case leftParked:
+				if old := parkedKey(host, at, fp); old != parkedKey(s.Host, s.Due, s.FP) {
+					if err := b.Delete(old); err != nil {
+						return err
+					}
+				}
+			case leftInBacklog:
+				backlog = append(backlog, backlogKey(host, uint16(at), fp))
 			}
 		}
 		return nil
@@ -168,20 +185,21 @@ func (f StoredFrontier) WriteParked(parked []ParkedURL) error {
 			return err
 		}
 	}
-	return f.deleteBacklogEntries(func(yield func(*URLState) bool) {
-		for i := range parked {
-			if !yield(&parked[i].State) {
-				return
-			}
-		}
-	})
+	if f.Backlog == nil {
+		return nil
+	}
+	return f.deleteKeys(f.Backlog, backlog)
 }
 
-func (f StoredFrontier) TakeParked(host string, n int, due uint32) ([]ParkedURL, uint32, error) {
+func (f StoredFrontier) ReadParked(host string, n int, due uint32, waiting func(due uint32, fp uint64) bool) ([]ParkedURL, uint32, error) {
 	var got []ParkedURL
 	var bad []string
 	var next uint32
-	err := f.Revisits.Scan(host+"\x00", false, func(key string, v []byte) bool {
+	want := func(key []byte) bool {
+		_, due, fp, ok := splitParkedKey(key)
+		return !ok || waiting(due, fp) // a key that does not split is deleted below
+	}
+	err := f.Revisits.ScanFrom(host+"\x00", "", want, func(key string, v []byte) bool {
 		s, err := decodeParked(key, v)
 		switch {
 		case err != nil:
@@ -197,7 +215,20 @@ func (f StoredFrontier) TakeParked(host string, n int, due uint32) ([]ParkedURL,
 	if err != nil {
 		return nil, 0, err
 	}
-	return got, next, f.unpark(got, bad)
+	if len(bad) > 0 {
+		err = f.deleteKeys(f.Revisits, bad)
+	}
+	return got, next, err
+}
+
+// DropParked deletes the parked entries of these URLs (those a restart
+// found twice).
+func (f StoredFrontier) DropParked(parked []ParkedURL) error {
+	keys := make([]string, len(parked))
+	for i, s := range parked {
+		keys[i] = parkedKey(s.Host, s.Due, s.FP)
+	}
+	return f.deleteKeys(f.Revisits, keys)
 }
 
 // readParked reads the parked entry of key: whether it is there, and
@@ -246,16 +277,20 @@ func (f StoredFrontier) unpark(got []ParkedURL, bad []string) error {
 	return f.moveToFrontier(f.Revisits, states, bad)
 }
 
-func (f StoredFrontier) NthParked(host string, from uint32, n int) (uint32, uint64, bool, error) {
+func (f StoredFrontier) NthParked(host string, from uint32, n int, waiting func(due uint32, fp uint64) bool) (uint32, uint64, bool, error) {
 	var due uint32
 	var fp uint64
 	var ok bool
-	err := f.Revisits.ScanKeysFrom(host+"\x00", parkedKey(host, from, 0), func(key []byte) bool { // keys skipped unconverted: a host holds thousands
+	err := f.Revisits.ScanKeysFrom(host+"\x00", parkedKey(host, from, 0), func(key []byte) bool { // keys read in place: a host holds thousands
+		_, kd, kfp, split := splitParkedKey(key)
+		if !split || !waiting(kd, kfp) {
+			return true
+		}
 		if n > 0 {
 			n--
 			return true
 		}
-		_, due, fp, ok = splitParkedKey(key)
+		due, fp, ok = kd, kfp, true
 		return false
 	})
 	return due, fp, ok, err

@@ -61,18 +61,19 @@ func TestParkedStore(t *testing.T) {
 	if got, want := strings.Join(order, ","), a+"/1,"+a+"/2,"+a+"/3,"+b+"/x"; got != want {
 		t.Errorf("parked in order %s, want %s", got, want)
 	}
-	if due, fp, ok, err := sf.NthParked(a, 0, 2); err != nil || !ok || due != 300 || fp != urlFingerprint(a+"/3") {
+	waitAll := func(uint32, uint64) bool { return true }
+	if due, fp, ok, err := sf.NthParked(a, 0, 2, waitAll); err != nil || !ok || due != 300 || fp != urlFingerprint(a+"/3") {
 		t.Errorf("NthParked(a, 0, 2) = %d, %x, %v, %v", due, fp, ok, err)
 	}
-	if due, fp, ok, err := sf.NthParked(a, 250, 0); err != nil || !ok || due != 300 || fp != urlFingerprint(a+"/3") {
+	if due, fp, ok, err := sf.NthParked(a, 250, 0, waitAll); err != nil || !ok || due != 300 || fp != urlFingerprint(a+"/3") {
 		t.Errorf("NthParked(a, from 250, 0) = %d, %x, %v, %v", due, fp, ok, err)
 	}
-	if _, _, ok, err := sf.NthParked(a, 301, 0); err != nil || ok {
+	if _, _, ok, err := sf.NthParked(a, 301, 0, waitAll); err != nil || ok {
 		t.Errorf("NthParked(a, from 301, 0) found one: %v, %v", ok, err)
 	}
-	got, next, err := sf.TakeParked(a, 5, 250)
+	got, next, err := sf.ReadParked(a, 5, 250, waitAll)
 	if err != nil || len(got) != 2 || next != 300 {
-		t.Fatalf("TakeParked(a, 5, due 250) took %d, next %d, %v; want 2 and 300", len(got), next, err)
+		t.Fatalf("ReadParked(a, 5, due 250) took %d, next %d, %v; want 2 and 300", len(got), next, err)
 	}
 	if g := got[1]; g.State.URL != a+"/2" || g.Lambda != 2 || !g.State.hasOwnFP || g.State.ownFP != 42 || g.State.ownAt != 7 ||
 		g.State.ownMaskVer != 2 || g.State.ETag != `"e"` || g.State.Rate != all[3].State.Rate || !g.State.Due.Equal(all[3].State.Due) {
@@ -81,12 +82,42 @@ func TestParkedStore(t *testing.T) {
 	if got[0].Lambda != -1 {
 		t.Errorf("a URL parked without an estimate came back with %g", got[0].Lambda)
 	}
+	// The entries read stay, and count no more once in memory.
+	waiting := func(due uint32, fp uint64) bool { return fp != got[0].FP && fp != got[1].FP }
+	if got, next, err := sf.ReadParked(a, 5, 250, waiting); err != nil || len(got) != 0 || next != 300 {
+		t.Errorf("ReadParked(a) of those not read: %d, next %d, %v; want none, next 300", len(got), next, err)
+	}
+	if due, fp, ok, err := sf.NthParked(a, 0, 0, waiting); err != nil || !ok || due != 300 || fp != urlFingerprint(a+"/3") {
+		t.Errorf("NthParked(a, 0, 0) of those not read = %d, %x, %v, %v", due, fp, ok, err)
+	}
+	// Each URL's next write deletes the entry: /1 kept in memory (a frontier
+	// state), /2 parked again at 400.
+	one, two := got[0].State, got[1]
+	one.left, one.leftAt, one.noTable = leftParked, 100, true
+	two.State.left, two.State.leftAt, two.State.noTable = leftParked, 200, true
+	two.Due = 400
+	if err := sf.SaveFrontier([]URLState{one}); err != nil {
+		t.Fatal(err)
+	}
+	if err := sf.WriteParked([]ParkedURL{two}); err != nil {
+		t.Fatal(err)
+	}
 	var back []string
 	if err := sf.LoadFrontier(func(s URLState) error { back = append(back, s.URL); return nil }); err != nil {
 		t.Fatal(err)
 	}
-	if strings.Join(back, ",") != a+"/1,"+a+"/2" {
-		t.Errorf("frontier states after the take: %v", back)
+	if strings.Join(back, ",") != a+"/1" {
+		t.Errorf("frontier states after the writes: %v, want /1's", back)
+	}
+	var where []string
+	if err := sf.EachParkedKey(func(_ string, due uint32, fp uint64) error {
+		where = append(where, fmt.Sprint(due, fp == urlFingerprint(a+"/2")))
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(where, ","); got != "300 false,400 true,50 false" {
+		t.Errorf("parked after the writes: %s, want /3 at 300, /2 at 400 and b's", got)
 	}
 	if p, ok, err := sf.TakeParkedOne(a, 300, urlFingerprint(a+"/3")); err != nil || !ok || p.State.URL != a+"/3" {
 		t.Errorf("TakeParkedOne = %+v, %v, %v", p, ok, err)
@@ -94,8 +125,15 @@ func TestParkedStore(t *testing.T) {
 	if _, ok, err := sf.TakeParkedOne(a, 300, urlFingerprint(a+"/3")); err != nil || ok {
 		t.Errorf("TakeParkedOne of a URL taken: %v, %v", ok, err)
 	}
-	if got, next, err := sf.TakeParked(a, 5, math.MaxUint32); err != nil || len(got) != 0 || next != 0 {
-		t.Errorf("host a should have nothing parked: %d, %d, %v", len(got), next, err)
+	got, next, err = sf.ReadParked(a, 5, math.MaxUint32, waitAll)
+	if err != nil || len(got) != 1 || got[0].State.URL != a+"/2" || next != 0 {
+		t.Errorf("host a should have only /2 parked: %d, %d, %v", len(got), next, err)
+	}
+	if err := sf.DropParked(got); err != nil {
+		t.Fatal(err)
+	}
+	if got, _, err := sf.ReadParked(a, 5, math.MaxUint32, waitAll); err != nil || len(got) != 0 {
+		t.Errorf("host a has %d parked after DropParked (%v)", len(got), err)
 	}
 }
 

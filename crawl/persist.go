@@ -16,8 +16,8 @@ type FrontierStore interface {
 	// LoadFrontier calls fn with every stored URL state.
 	LoadFrontier(fn func(URLState) error) error
 	// SaveFrontier writes the given states, replacing older ones, then
-	// deletes the backlog entries they still had (URLState.inBacklog), if
-	// the store keeps a backlog.
+	// deletes the backlog or parked entries a take left of them
+	// (URLState.left), if the store keeps them.
 	SaveFrontier(states []URLState) error
 	// DeleteFrontier removes the states of urls.
 	DeleteFrontier(urls []string) error
@@ -53,7 +53,7 @@ func (f StoredFrontier) SaveFrontier(states []URLState) error {
 	if err := f.Table.Put(entries...); err != nil {
 		return err
 	}
-	return f.deleteBacklogEntries(func(yield func(*URLState) bool) {
+	return f.deleteLeftEntries(func(yield func(*URLState) bool) {
 		for i := range states {
 			if !yield(&states[i]) {
 				return
@@ -148,7 +148,7 @@ func (q *persistQueue) addEvent(e webevents.Event) {
 func (q *persistQueue) addState(st URLState) {
 	q.mu.Lock()
 	if older, ok := q.states[st.URL]; ok {
-		st.keepBacklogEntry(&older)
+		st.keepLeftEntry(&older)
 	}
 	q.states[st.URL] = st
 	n := len(q.events) + len(q.states)
@@ -178,7 +178,7 @@ func (q *persistQueue) putBack(events []webevents.Event, states map[string]URLSt
 		if newer, ok := q.states[u]; !ok {
 			q.states[u] = st
 		} else {
-			newer.keepBacklogEntry(&st)
+			newer.keepLeftEntry(&st)
 			q.states[u] = newer
 		}
 	}
@@ -232,7 +232,7 @@ func (q *persistQueue) close() {
 // it had one, so the state in memory no longer has one.
 func (c *Crawler) save(st *URLState) {
 	c.queue.addState(*st)
-	st.inBacklog, st.noTable = false, false
+	st.left, st.noTable = leftNowhere, false
 }
 
 // persister writes events and frontier states in batches: every 100 ms or
