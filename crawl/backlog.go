@@ -44,9 +44,25 @@ type SpilledURL struct {
 	// Links is the URL's backlinks, which the frontier keeps in memory
 	// (the store keeps only their class, in Rank).
 	Links uint32
+	// ValueRank is the rank the URL's value is stored at, when a read
+	// found it through moves (BacklogMove): Rank to ValueRank is the range
+	// of ranks its entries are at. 0 when it did not move.
+	ValueRank uint16
 }
 
-// BacklogMove moves a spilled URL from one rank to another.
+// entryRanks is the range of ranks s's entries are at, lowest first.
+func (s SpilledURL) entryRanks() (lo, hi uint16) {
+	if s.ValueRank == 0 {
+		return s.Rank, s.Rank
+	}
+	return min(s.Rank, s.ValueRank), max(s.Rank, s.ValueRank)
+}
+
+// BacklogMove moves a spilled URL from one rank to another. A move writes
+// at the new rank a pointer to the old one (moveValue), and reads and
+// deletes nothing: a URL's value stays where it was spilled, and a read
+// follows the pointers to it. A move was a read, a deletion and a write
+// of the whole value before, and a crawl makes about one a poll.
 type BacklogMove struct {
 	Host     string
 	FP       uint64
@@ -68,17 +84,18 @@ func (a BacklogFrom) less(b BacklogFrom) bool {
 // that is also a BacklogStore (StoredFrontier) gets a crawler that keeps
 // only a head of each host's first visits in memory.
 type BacklogStore interface {
-	// WriteBacklog writes the URLs spilled, then applies the moves in
-	// order; a move of a URL not there is no error.
+	// WriteBacklog writes the URLs spilled, then the moves' pointers
+	// (BacklogMove).
 	WriteBacklog(spilled []SpilledURL, moves []BacklogMove) error
 	// ReadBacklog returns up to n of the host's spilled URLs still
 	// waiting, lowest rank first from from on (the zero BacklogFrom: the
-	// first), and leaves them stored: a URL's entry goes when its next
+	// first), and leaves them stored: a URL's entries go when its next
 	// place is written (URLState.left; SaveFrontier and WriteParked
-	// delete it). waiting says, by fingerprint, which entries still wait:
-	// the others are being polled, and their values are not read. Entries
-	// that do not decode are deleted.
-	ReadBacklog(host string, from BacklogFrom, n int, waiting func(fp uint64) bool) ([]SpilledURL, error)
+	// delete them). waiting says, by a key's rank and fingerprint, which
+	// entries still wait: not those of URLs being polled, nor those a move
+	// left behind; their values are not read. Entries that do not decode,
+	// and pointers that lead nowhere, are deleted.
+	ReadBacklog(host string, from BacklogFrom, n int, waiting func(rank uint16, fp uint64) bool) ([]SpilledURL, error)
 	// TakeSpilled removes one spilled URL, storing it as a frontier state
 	// (state gives it) before it leaves the backlog.
 	TakeSpilled(host string, rank uint16, fp uint64, state func(SpilledURL) URLState) (SpilledURL, bool, error)
@@ -154,6 +171,14 @@ func (b *backlog) rankedValue(r uint16) uint32 {
 		return 1 << (c - 1)
 	}
 	return 0
+}
+
+// waiting says whether the backlog entry of rank and fp is where a
+// spilled URL waits: the fingerprint is spilled, and at that rank (one
+// that moved left pointers at its ranks before). c.mu held.
+func (b *backlog) waiting(rank uint16, fp uint64) bool {
+	v, ok := b.ranked.Get(fp)
+	return ok && b.rank(v) == rank
 }
 
 // has says whether u is spilled.
@@ -249,7 +274,7 @@ func (b *backlog) take(host string, n int) (stored, queued []SpilledURL, err err
 		return nil, nil, errBacklogBusy
 	}
 	defer b.io.Unlock()
-	stored, err = b.store.ReadBacklog(host, b.from[host], n, b.ranked.Has)
+	stored, err = b.store.ReadBacklog(host, b.from[host], n, b.waiting)
 	if len(stored) < n {
 		queued = b.takeQueued(host, n-len(stored))
 	}
@@ -310,8 +335,22 @@ func (b *backlog) takeQueued(host string, n int) []SpilledURL {
 	return got
 }
 
-// drained says whether the host has no URL queued for the store.
-func (b *backlog) drained(host string) bool { return b.spilled.pending(host) == 0 }
+// drained says whether the host has no URL queued for the store, nor a
+// move: a URL whose move waits is at neither rank for a read (its old
+// entry is not where it waits, and the new one is not written yet).
+func (b *backlog) drained(host string) bool {
+	if b.spilled.pending(host) > 0 {
+		return false
+	}
+	b.movesMu.Lock()
+	defer b.movesMu.Unlock()
+	for _, m := range b.moves {
+		if m.Host == host {
+			return false
+		}
+	}
+	return true
+}
 
 // takeOne removes one spilled URL, by its fingerprint. c.mu held.
 func (b *backlog) takeOne(host string, fp uint64, state func(SpilledURL) URLState) (SpilledURL, bool, error) {
@@ -408,12 +447,12 @@ func (f *frontier) refill(h *host, now time.Time) {
 		f.unspilled(h)
 		if !f.holds(s.URL) {
 			st := f.spilledState(s)
-			st.left, st.leftAt, st.noTable = leftInBacklog, uint32(s.Rank), true
+			st.left, st.leftAt, st.noTable = leftInBacklog, backlogLeftAt(s), true
 			f.addResident(st, h)
 		} else if old := f.get(s.URL); old != nil {
-			// In memory already: its entry goes with its state's next
+			// In memory already: its entries go with its state's next
 			// write.
-			old.keepLeftEntry(&URLState{left: leftInBacklog, leftAt: uint32(s.Rank)})
+			old.keepLeftEntry(&URLState{left: leftInBacklog, leftAt: backlogLeftAt(s)})
 		}
 	}
 	for _, s := range queued {

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/cocrawl/cocrawl/webevents"
@@ -102,21 +103,7 @@ func (f StoredFrontier) WriteBacklog(spilled []SpilledURL, moves []BacklogMove) 
 			}
 		}
 		for _, m := range moves {
-			from := backlogKey(m.Host, m.From, m.FP)
-			v, ok, err := b.Get(from)
-			if err != nil {
-				return err
-			}
-			if !ok {
-				// Taken since (or a restart counted it elsewhere): the
-				// moves after it still apply. Returning here dropped them
-				// all, most of a large crawl's moves.
-				continue
-			}
-			if err := b.Delete(from); err != nil {
-				return err
-			}
-			if err := b.Set(backlogKey(m.Host, m.To, m.FP), v); err != nil {
+			if err := b.Set(backlogKey(m.Host, m.To, m.FP), moveValue(m.From)); err != nil {
 				return err
 			}
 		}
@@ -124,18 +111,28 @@ func (f StoredFrontier) WriteBacklog(spilled []SpilledURL, moves []BacklogMove) 
 	})
 }
 
-func (f StoredFrontier) ReadBacklog(host string, from BacklogFrom, n int, waiting func(fp uint64) bool) ([]SpilledURL, error) {
+func (f StoredFrontier) ReadBacklog(host string, from BacklogFrom, n int, waiting func(rank uint16, fp uint64) bool) ([]SpilledURL, error) {
 	var got []SpilledURL
 	var bad []string
+	type moved struct {
+		key  string
+		from uint16
+	}
+	var pointers []moved
 	start := ""
 	if from != (BacklogFrom{}) {
 		start = backlogKey(host, from.Rank, from.FP)
 	}
 	want := func(key []byte) bool {
-		_, _, fp, ok := splitBacklogKey(key)
-		return !ok || waiting(fp) // a key that does not split is deleted below
+		_, rank, fp, ok := splitBacklogKey(key)
+		return !ok || waiting(rank, fp) // a key that does not split is deleted below
 	}
 	err := f.Backlog.ScanFrom(host+"\x00", start, want, func(key string, v []byte) bool {
+		if r, ok := movedFrom(v); ok {
+			pointers = append(pointers, moved{key, r})
+			got = append(got, SpilledURL{}) // its place in the order
+			return len(got) < n
+		}
 		s, err := decodeSpilled(key, v)
 		if err != nil {
 			bad = append(bad, key)
@@ -147,10 +144,101 @@ func (f StoredFrontier) ReadBacklog(host string, from BacklogFrom, n int, waitin
 	if err != nil {
 		return nil, err
 	}
+	// The values of URLs that moved, read where their pointers lead.
+	p := 0
+	for i := range got {
+		if got[i].URL != "" {
+			continue
+		}
+		s, chain, err := f.followMoves(pointers[p].key, pointers[p].from)
+		p++
+		if err != nil {
+			return nil, err
+		}
+		if s.URL == "" { // leads nowhere: a crash between a URL's deletions
+			bad = append(bad, chain...)
+		}
+		got[i] = s
+	}
+	got = slices.DeleteFunc(got, func(s SpilledURL) bool { return s.URL == "" })
 	if len(bad) > 0 {
 		err = f.deleteKeys(f.Backlog, bad)
 	}
 	return got, err
+}
+
+// moveValue is the value a move writes at a URL's new rank: a pointer to
+// the rank it was at. Three bytes, which no spilled URL's value is
+// (decodeSpilled needs three varints and a URL).
+func moveValue(from uint16) []byte { return []byte{'m', byte(from >> 8), byte(from)} }
+
+// movedFrom reads a pointer moveValue wrote.
+func movedFrom(v []byte) (uint16, bool) {
+	if len(v) != 3 || v[0] != 'm' {
+		return 0, false
+	}
+	return uint16(v[1])<<8 | uint16(v[2]), true
+}
+
+// maxMoves bounds the pointers a read follows: a rank class changes at
+// most once a doubling of its backlinks, 32 times at most.
+const maxMoves = 40
+
+// followMoves reads the value a moved URL's pointer at key leads to, from
+// the rank from: the URL with its rank at key and its value's rank, and
+// the keys it went through. A URL not found (URL "") leads nowhere.
+func (f StoredFrontier) followMoves(key string, from uint16) (SpilledURL, []string, error) {
+	host, rank, fp, err := parseBacklogKey(key)
+	if err != nil {
+		return SpilledURL{}, []string{key}, nil
+	}
+	chain := []string{key}
+	for range maxMoves {
+		k := backlogKey(host, from, fp)
+		var v []byte
+		var found bool
+		err := f.Backlog.Scan(k, false, func(got string, value []byte) bool {
+			if found = got == k; found {
+				v = slices.Clone(value)
+			}
+			return false
+		})
+		if err != nil {
+			return SpilledURL{}, nil, err
+		}
+		if !found {
+			return SpilledURL{}, chain, nil
+		}
+		chain = append(chain, k)
+		if r, ok := movedFrom(v); ok {
+			from = r
+			continue
+		}
+		s, err := decodeSpilled(k, v)
+		if err != nil {
+			return SpilledURL{}, chain, nil
+		}
+		s.Rank, s.ValueRank = rank, from
+		return s, chain, nil
+	}
+	return SpilledURL{}, chain, nil
+}
+
+// backlogEntryKeys are the keys of a URL's backlog entries: its ranks from
+// lo to hi (backlogLeftAt), each the value or a pointer to the next.
+func backlogEntryKeys(host string, lo, hi uint16, fp uint64) []string {
+	keys := make([]string, 0, hi-lo+1)
+	for r := int(lo); r <= int(hi); r++ {
+		keys = append(keys, backlogKey(host, uint16(r), fp))
+	}
+	return keys
+}
+
+// backlogLeftAt is URLState.leftAt of a URL read from the backlog: the
+// range of ranks its entries are at.
+func backlogLeftAt(s SpilledURL) uint32 {
+	lo, hi := s.entryRanks()
+	return uint32(hi)<<16 | uint32(lo)
 }
 
 // DropSpilled deletes the backlog entries of these URLs.
@@ -170,7 +258,7 @@ func (f StoredFrontier) deleteLeftEntries(states func(yield func(*URLState) bool
 	for st := range states {
 		switch in, host, at, fp := st.leftEntry(); in {
 		case leftInBacklog:
-			backlog = append(backlog, backlogKey(host, uint16(at), fp))
+			backlog = append(backlog, backlogEntryKeys(host, uint16(at), uint16(at>>16), fp)...)
 		case leftParked:
 			parked = append(parked, parkedKey(host, at, fp))
 		}
@@ -190,15 +278,28 @@ func (f StoredFrontier) TakeSpilled(host string, rank uint16, fp uint64, state f
 	var s SpilledURL
 	var found bool
 	var derr error
+	var from uint16
+	var moved bool
 	err := f.Backlog.Scan(key, false, func(k string, v []byte) bool {
 		found = k == key
 		if found {
-			s, derr = decodeSpilled(k, v)
+			if from, moved = movedFrom(v); !moved {
+				s, derr = decodeSpilled(k, v)
+			}
 		}
 		return false
 	})
 	if err != nil || !found {
 		return s, false, err
+	}
+	if moved {
+		var chain []string
+		if s, chain, err = f.followMoves(key, from); err != nil {
+			return s, false, err
+		}
+		if s.URL == "" {
+			return s, false, errors.Join(fmt.Errorf("crawl: backlog entry %q: moved from rank %d, not found there", key, from), f.moveOut(nil, chain, state))
+		}
 	}
 	if derr != nil {
 		return s, false, errors.Join(derr, f.moveOut(nil, []string{key}, state))
@@ -213,7 +314,8 @@ func (f StoredFrontier) moveOut(got []SpilledURL, bad []string, state func(Spill
 	states := make([]URLState, len(got))
 	for i, s := range got {
 		states[i] = state(s)
-		bad = append(bad, backlogKey(s.Host, s.Rank, s.FP))
+		lo, hi := s.entryRanks()
+		bad = append(bad, backlogEntryKeys(s.Host, lo, hi, s.FP)...)
 	}
 	return f.moveToFrontier(f.Backlog, states, bad)
 }

@@ -27,8 +27,8 @@ func TestBacklogStore(t *testing.T) {
 	}
 	a, b := "http://a.test", "http://b.test"
 	err := sf.WriteBacklog([]SpilledURL{spill(a, 9, 1), spill(a, 9, 2), spill(a, 5, 3), spill(b, 1, 4), spill(a, 7, 5)},
-		// A move of a URL not there (99) is no error, and the moves after it apply.
-		[]BacklogMove{{Host: a, FP: 2, From: 9, To: 3}, {Host: a, FP: 99, From: 1, To: 0}, {Host: a, FP: 5, From: 7, To: 8}})
+		// 5 moves twice, leaving pointers at 6 and 4 to its value at 7.
+		[]BacklogMove{{Host: a, FP: 2, From: 9, To: 3}, {Host: a, FP: 5, From: 7, To: 6}, {Host: a, FP: 5, From: 6, To: 4}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,25 +39,30 @@ func TestBacklogStore(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	want := "http://a.test 3 2,http://a.test 5 3,http://a.test 8 5,http://a.test 9 1,http://b.test 1 4"
+	want := "http://a.test 3 2,http://a.test 4 5,http://a.test 5 3,http://a.test 6 5,http://a.test 7 5,http://a.test 9 1,http://a.test 9 2,http://b.test 1 4"
 	if got := strings.Join(where, ","); got != want {
 		t.Errorf("spilled:\n%s\nwant\n%s", got, want)
 	}
 	state := func(s SpilledURL) URLState {
 		return URLState{URL: s.URL, Depth: s.Depth, Due: s.Due, Interval: s.Interval}
 	}
-	all := func(uint64) bool { return true }
+	// Where each URL waits now, as the backlog's ranked map says.
+	rank := map[uint64]uint16{1: 9, 2: 3, 3: 5, 4: 1, 5: 4}
+	all := func(r uint16, fp uint64) bool { return rank[fp] == r }
 	got, err := sf.ReadBacklog(a, BacklogFrom{}, 2, all)
-	if err != nil || len(got) != 2 || got[0].FP != 2 || got[1].FP != 3 {
-		t.Fatalf("ReadBacklog(a, 2) = %+v, %v; want fingerprints 2 then 3", got, err)
+	if err != nil || len(got) != 2 || got[0].FP != 2 || got[1].FP != 5 {
+		t.Fatalf("ReadBacklog(a, 2) = %+v, %v; want fingerprints 2 then 5", got, err)
 	}
-	if s := got[0]; s.URL != a+"/2" || s.Depth != 2 || !s.Due.Equal(due) || s.Interval != time.Minute {
+	if s := got[0]; s.URL != a+"/2" || s.Depth != 2 || !s.Due.Equal(due) || s.Interval != time.Minute || s.Rank != 3 || s.ValueRank != 9 {
 		t.Errorf("took %+v", s)
+	}
+	if s := got[1]; s.URL != a+"/5" || s.Rank != 4 || s.ValueRank != 7 {
+		t.Errorf("took %+v, want /5 at rank 4, its value at 7", s)
 	}
 	// A read leaves the entries, and reads no value of one that no longer
 	// waits.
-	if got, err := sf.ReadBacklog(a, BacklogFrom{}, 2, func(fp uint64) bool { return fp != 2 }); err != nil || len(got) != 2 || got[0].FP != 3 || got[1].FP != 5 {
-		t.Fatalf("ReadBacklog(a, 2) of all but 2 = %+v, %v; want fingerprints 3 then 5", got, err)
+	if got, err := sf.ReadBacklog(a, BacklogFrom{}, 2, func(r uint16, fp uint64) bool { return fp != 2 && all(r, fp) }); err != nil || len(got) != 2 || got[0].FP != 5 || got[1].FP != 3 {
+		t.Fatalf("ReadBacklog(a, 2) of all but 2 = %+v, %v; want fingerprints 5 then 3", got, err)
 	}
 	// A URL's next write deletes its entry: a frontier state for one, a
 	// parked entry for the other (whose frontier state was never stored).
@@ -65,16 +70,20 @@ func TestBacklogStore(t *testing.T) {
 	spillAt := func(rank uint16, url string) SpilledURL {
 		return SpilledURL{Host: c, Rank: rank, FP: urlFingerprint(url), URL: url, Due: due, Interval: time.Minute}
 	}
-	if err := sf.WriteBacklog([]SpilledURL{spillAt(1, c+"/x"), spillAt(2, c+"/y"), spillAt(3, c+"/z")}, nil); err != nil {
+	// /x moved from rank 4 to 1, by 3 and 2.
+	xfp := urlFingerprint(c + "/x")
+	if err := sf.WriteBacklog([]SpilledURL{spillAt(4, c+"/x"), spillAt(2, c+"/y"), spillAt(3, c+"/z")},
+		[]BacklogMove{{Host: c, FP: xfp, From: 4, To: 3}, {Host: c, FP: xfp, From: 3, To: 2}, {Host: c, FP: xfp, From: 2, To: 1}}); err != nil {
 		t.Fatal(err)
 	}
-	cs, err := sf.ReadBacklog(c, BacklogFrom{}, 3, all)
-	if err != nil || len(cs) != 3 {
+	cRank := map[uint64]uint16{xfp: 1, urlFingerprint(c + "/y"): 2, urlFingerprint(c + "/z"): 3}
+	cs, err := sf.ReadBacklog(c, BacklogFrom{}, 3, func(r uint16, fp uint64) bool { return cRank[fp] == r })
+	if err != nil || len(cs) != 3 || cs[0].URL != c+"/x" || cs[0].Rank != 1 || cs[0].ValueRank != 4 {
 		t.Fatalf("ReadBacklog(c) = %+v, %v", cs, err)
 	}
 	x, y := state(cs[0]), state(cs[1])
-	x.left, x.leftAt = leftInBacklog, 1
-	y.left, y.leftAt, y.noTable = leftInBacklog, 2, true
+	x.left, x.leftAt = leftInBacklog, backlogLeftAt(cs[0])
+	y.left, y.leftAt, y.noTable = leftInBacklog, backlogLeftAt(cs[1]), true
 	if err := sf.SaveFrontier([]URLState{x}); err != nil {
 		t.Fatal(err)
 	}
@@ -88,8 +97,17 @@ func TestBacklogStore(t *testing.T) {
 	if got := strings.Join(states, ","); got != c+"/x" {
 		t.Errorf("frontier states after the writes: %s, want %s/x", got, c)
 	}
-	if cs, err := sf.ReadBacklog(c, BacklogFrom{}, 3, all); err != nil || len(cs) != 1 || cs[0].URL != c+"/z" {
-		t.Errorf("host c's backlog after the writes: %+v, %v; want only /z", cs, err)
+	var cKeys []string
+	if err := sf.EachSpilled(func(host string, rank uint16, fp uint64) error {
+		if host == c {
+			cKeys = append(cKeys, fmt.Sprint(rank, fp == urlFingerprint(c+"/z")))
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(cKeys, ","); got != "3 true" {
+		t.Errorf("host c's backlog after the writes: %s; want only /z's entry, at 3", got)
 	}
 	if s, ok, err := sf.TakeSpilled(a, 9, 1, state); err != nil || !ok || s.URL != a+"/1" {
 		t.Errorf("TakeSpilled(a, 9, 1) = %+v, %v, %v", s, ok, err)
@@ -98,14 +116,27 @@ func TestBacklogStore(t *testing.T) {
 		t.Errorf("TakeSpilled of a URL taken: %v, %v", ok, err)
 	}
 	got, err = sf.ReadBacklog(a, BacklogFrom{}, 10, all)
-	if err != nil || len(got) != 3 || got[0].FP != 2 || got[1].FP != 3 || got[2].FP != 5 || got[2].Rank != 8 {
-		t.Errorf("host a's backlog should hold the two read and the moved URL, at rank 8: %+v, %v", got, err)
+	if err != nil || len(got) != 3 || got[0].FP != 2 || got[1].FP != 5 || got[2].FP != 3 {
+		t.Errorf("host a's backlog should hold 2, 5 and 3: %+v, %v", got, err)
 	}
-	if err := sf.DropSpilled(got); err != nil {
+	// /5, taken with its pointers, leaves none of its entries.
+	if _, ok, err := sf.TakeSpilled(a, 4, 5, state); err != nil || !ok {
+		t.Errorf("TakeSpilled(a, 4, 5) = %v, %v", ok, err)
+	}
+	if err := sf.DropSpilled([]SpilledURL{{Host: a, Rank: 3, FP: 2}, {Host: a, Rank: 9, FP: 2}, {Host: a, Rank: 5, FP: 3}}); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := sf.ReadBacklog(a, BacklogFrom{}, 10, all); err != nil || len(got) != 0 {
-		t.Errorf("host a's backlog after DropSpilled: %+v, %v", got, err)
+	where = where[:0]
+	if err := sf.EachSpilled(func(host string, rank uint16, fp uint64) error {
+		if host == a {
+			where = append(where, fmt.Sprintf("%d %d", rank, fp))
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(where, ","); got != "" {
+		t.Errorf("host a's backlog after the takes and deletions: %s", got)
 	}
 }
 
@@ -227,10 +258,11 @@ func TestCrawlWithBacklogPollsEveryPageAcrossARestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	known := c.Stats().Known
-	spilled := 0
-	if err := storedFrontier(st).EachSpilled(func(string, uint16, uint64) error { spilled++; return nil }); err != nil {
+	spilledURLs := map[uint64]bool{} // a URL that moved has an entry at each rank it was at
+	if err := storedFrontier(st).EachSpilled(func(_ string, _ uint16, fp uint64) error { spilledURLs[fp] = true; return nil }); err != nil {
 		t.Fatal(err)
 	}
+	spilled := len(spilledURLs)
 	c.mu.Lock()
 	resident, left := len(c.f.urls), 0
 	for _, st := range c.f.urls {

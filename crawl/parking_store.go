@@ -166,7 +166,7 @@ func (f StoredFrontier) WriteParked(parked []ParkedURL) error {
 					}
 				}
 			case leftInBacklog:
-				backlog = append(backlog, backlogKey(host, uint16(at), fp))
+				backlog = append(backlog, backlogEntryKeys(host, uint16(at), uint16(at>>16), fp)...)
 			}
 		}
 		return nil
