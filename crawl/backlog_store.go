@@ -17,6 +17,7 @@ type BacklogTable interface {
 	ScanFrom(prefix, start string, want func(key []byte) bool, fn func(key string, value []byte) bool) error
 	ScanKeys(prefix string, fn func(key []byte) bool) error
 	ScanKeysFrom(prefix, start string, fn func(key []byte) bool) error
+	Get(key string) ([]byte, bool, error)
 	Batch(fn func(b *webevents.TableBatch) error) error
 }
 
@@ -195,14 +196,7 @@ func (f StoredFrontier) followMoves(key string, from uint16) (SpilledURL, []stri
 	chain := []string{key}
 	for range maxMoves {
 		k := backlogKey(host, from, fp)
-		var v []byte
-		var found bool
-		err := f.Backlog.Scan(k, false, func(got string, value []byte) bool {
-			if found = got == k; found {
-				v = slices.Clone(value)
-			}
-			return false
-		})
+		v, found, err := f.Backlog.Get(k) // a point read: no iterator to build
 		if err != nil {
 			return SpilledURL{}, nil, err
 		}

@@ -455,3 +455,43 @@ func TestRestartDropsBacklogEntriesStoredElsewhere(t *testing.T) {
 		t.Errorf("host a counts %d spilled, want 1", h.spilled)
 	}
 }
+
+// Pointers that lead nowhere, or round in a loop (a crash between a URL's
+// deletions; a hostile store), end a read's walk and are deleted; the
+// entries around them are read.
+func TestBacklogReadDropsBrokenMoves(t *testing.T) {
+	st := storetest.OpenBadger(t)
+	sf := storedFrontier(st)
+	const d = "http://d.test"
+	ok := SpilledURL{Host: d, Rank: 7, FP: 3, URL: d + "/3", Due: time.UnixMilli(1_790_000_000_000)}
+	if err := sf.WriteBacklog([]SpilledURL{ok}, nil); err != nil {
+		t.Fatal(err)
+	}
+	err := sf.Backlog.Batch(func(b *webevents.TableBatch) error {
+		for _, e := range []struct {
+			rank uint16
+			fp   uint64
+			from uint16
+		}{{2, 1, 9}, {4, 2, 5}, {5, 2, 4}} { // 1 leads nowhere; 2 loops between 4 and 5
+			if err := b.Set(backlogKey(d, e.rank, e.fp), moveValue(e.from)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rank := map[uint64]uint16{1: 2, 2: 4, 3: 7}
+	got, err := sf.ReadBacklog(d, BacklogFrom{}, 10, func(r uint16, fp uint64) bool { return rank[fp] == r })
+	if err != nil || len(got) != 1 || got[0].URL != d+"/3" {
+		t.Fatalf("ReadBacklog = %+v, %v; want only /3", got, err)
+	}
+	var left []string
+	if err := sf.EachSpilled(func(_ string, r uint16, fp uint64) error { left = append(left, fmt.Sprint(r, fp)); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(left, ","); got != "7 3" {
+		t.Errorf("entries left: %s, want only /3's", got)
+	}
+}

@@ -40,7 +40,9 @@ import (
 //	p/      p/<robots.shr URL>          peer-table row                 peer, through Table(TablePeers)
 //	b/      b/<host>\x00<rank u16><fp u64> a first visit spilled to disk  crawl, through Table(TableBacklog)
 //	                                    (crawl/backlog.go): its URL,
-//	                                    depth, due time
+//	                                    depth, due time; or, at a rank
+//	                                    it moved to, "m" and the rank
+//	                                    it moved from
 //	r/      r/<host>\x00<due u32><fp u64> a revisit parked on disk      crawl, through Table(TableRevisits)
 //	                                    (crawl/parking.go): its URL,
 //	                                    state and fitted rate
