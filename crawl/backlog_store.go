@@ -221,7 +221,12 @@ func (f StoredFrontier) followMoves(key string, from uint16) (SpilledURL, []stri
 // backlogEntryKeys are the keys of a URL's backlog entries: its ranks from
 // lo to hi (backlogLeftAt), each the value or a pointer to the next.
 func backlogEntryKeys(host string, lo, hi uint16, fp uint64) []string {
-	keys := make([]string, 0, hi-lo+1)
+	if int(hi)-int(lo) > maxMoves {
+		// Not a chain of moves (a class moves one rank at a time): a
+		// damaged store's. Its two ends, not thousands of keys between.
+		return []string{backlogKey(host, lo, fp), backlogKey(host, hi, fp)}
+	}
+	keys := make([]string, 0, int(hi)-int(lo)+1)
 	for r := int(lo); r <= int(hi); r++ {
 		keys = append(keys, backlogKey(host, uint16(r), fp))
 	}

@@ -495,3 +495,14 @@ func TestBacklogReadDropsBrokenMoves(t *testing.T) {
 		t.Errorf("entries left: %s, want only /3's", got)
 	}
 }
+
+// A URL's entries are the ranks a chain of moves crossed, one class at a
+// time; a range wider than any chain (a damaged store's) is its two ends.
+func TestBacklogEntryKeysBounded(t *testing.T) {
+	if got := backlogEntryKeys("http://a.test", 0xfffc, 0xfffe, 1); len(got) != 3 || got[0] != backlogKey("http://a.test", 0xfffc, 1) {
+		t.Errorf("a chain of three ranks: %q", got)
+	}
+	if got := backlogEntryKeys("http://a.test", 5, 0xffff, 1); len(got) != 2 || got[1] != backlogKey("http://a.test", 0xffff, 1) {
+		t.Errorf("a damaged range: %d keys", len(got))
+	}
+}
