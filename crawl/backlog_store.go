@@ -351,7 +351,7 @@ func (f StoredFrontier) EachSpilled(fn func(host string, rank uint16, fp uint64)
 	err := f.Backlog.ScanKeys("", func(key []byte) bool {
 		host, rank, fp, ok := splitBacklogKey(key)
 		if !ok {
-			return true // not ours to judge here: TakeBacklog drops it when it fails to decode
+			return true // not ours to judge here: ReadBacklog drops it when it fails to decode
 		}
 		ferr = fn(hosts.of(host), rank, fp)
 		return ferr == nil

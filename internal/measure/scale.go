@@ -791,6 +791,10 @@ func (r *ScaleReport) Print(out io.Writer) {
 				if i%4 == 0 {
 					fmt.Fprint(out, "\n ")
 				}
+				if !w.cpuKnown { // no CPU read over the window
+					fmt.Fprintf(out, " %d-%dM -", w.From/1e6, w.To/1e6)
+					continue
+				}
 				fmt.Fprintf(out, " %d-%dM %.0f µs (%.2fx)", w.From/1e6, w.To/1e6, us(w.CrawlerCPU), us(w.CrawlerCPU)/us(base.CrawlerCPU))
 				if w.webOK {
 					fmt.Fprintf(out, " web %.0f", us(w.WebCPU))
