@@ -506,3 +506,51 @@ func TestBacklogEntryKeysBounded(t *testing.T) {
 		t.Errorf("a damaged range: %d keys", len(got))
 	}
 }
+
+// A URL that moves several times, each move written, has a pointer at its
+// rank that leads to its value at once, not through the ranks between; a
+// read finds it with every rank its entries are at, and after a restart
+// (which knows only the rank) a move points at the rank before.
+func TestBacklogMovePointsAtTheValue(t *testing.T) {
+	st := storetest.OpenBadger(t)
+	sf := storedFrontier(st)
+	b := newBacklog(sf, 8, false)
+	const u = "http://a.test/x"
+	fp := urlFingerprint(u)
+	b.spill("http://a.test", fp, &URLState{URL: u, Links: 1})
+	spilledAt := b.rank(1)
+	if err := b.flush(); err != nil {
+		t.Fatal(err)
+	}
+	for range 7 { // 2, 4 and 8 backlinks: three moves
+		b.linked(u)
+		if err := b.flush(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	v, _ := b.ranked.Get(fp)
+	now := b.rank(v)
+	if now != spilledAt-3 || b.links(v) != 8 {
+		t.Fatalf("at rank %d with %d backlinks; want %d and 8", now, b.links(v), spilledAt-3)
+	}
+	pointer, found, err := sf.Backlog.Get(backlogKey("http://a.test", now, fp))
+	if from, ok := movedFrom(pointer); err != nil || !found || !ok || from != spilledAt {
+		t.Fatalf("the entry at rank %d: %q, %v, %v; want a pointer to %d", now, pointer, found, err, spilledAt)
+	}
+	got, err := sf.ReadBacklog("http://a.test", BacklogFrom{}, 4, b.waiting)
+	if err != nil || len(got) != 1 || got[0].URL != u || got[0].Rank != now || got[0].ValueRank != spilledAt {
+		t.Fatalf("ReadBacklog = %+v, %v", got, err)
+	}
+	if lo, hi := got[0].entryRanks(); lo != now || hi != spilledAt {
+		t.Errorf("entries at %d to %d, want %d to %d", lo, hi, now, spilledAt)
+	}
+
+	// A restart knows the rank alone: its next move points at it.
+	b.ranked.Set(fp, b.rankedValue(now))
+	for range 8 {
+		b.linked(u)
+	}
+	if len(b.moves) != 1 || b.moves[0].From != now || b.moves[0].To != now-1 {
+		t.Errorf("moves after a restart: %+v, want one from %d to %d", b.moves, now, now-1)
+	}
+}

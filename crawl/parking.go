@@ -157,28 +157,34 @@ type parkedFit struct {
 	// but not yet in the sums.
 	uncounted int
 	// byDue counts the parked URLs (queued or stored) by due time, in
-	// buckets of 64 s (dueBucketShift), those that hold any in order: a
-	// uniform draw of one (drawParked) seeks to its bucket and skips only
-	// within it, where counting from the host's first key skipped half of
-	// them (about 5% of a scale crawl's CPU at 15 million URLs).
+	// buckets of 2^shift seconds, those that hold any in order: a uniform
+	// draw of one (drawParked) seeks to its bucket and skips only within
+	// it, where counting from the host's first key skipped half of them
+	// (about 5% of a scale crawl's CPU at 15 million URLs).
 	byDue []dueCount
+	// shift is the width of byDue's buckets, as a power of two seconds:
+	// 0 at first, wider each time the host has more buckets than
+	// maxDueBuckets. Fixed 64 s buckets held some 1,700 URLs each on a
+	// crawl without delays, where a worker polls one host many times a
+	// second, and a draw skipped 860 keys on average (13 µs a poll at 15
+	// million URLs); a polite crawl's one URL a second wants them wide.
+	shift uint8
 }
 
-// dueBucketShift makes the buckets of byDue 64 s wide: narrow enough to
-// split the revisits even a crawl of ten minutes parks (their due times
-// spread over its length), and a host keeps at most one bucket (8 bytes)
-// per parked URL, fewer where they crowd. A new bucket is inserted in
-// order: where due times spread over a month, a host has up to 40,000.
-const dueBucketShift = 6
+// maxDueBuckets bounds a host's buckets of due times by its parked count
+// n: 16 URLs a bucket on average, so a draw skips few keys, and the
+// buckets cost at most half a byte a parked URL.
+func maxDueBuckets(n int) int { return 16 + n/16 }
 
 type dueCount struct {
-	bucket uint32 // due >> dueBucketShift
+	bucket uint32 // due >> parkedFit.shift
 	n      uint32
 }
 
 // countDue counts a parked URL due at due in (delta 1) or out (-1).
 func (p *parkedFit) countDue(due uint32, delta int) {
-	b := due >> dueBucketShift
+	defer p.coarsen()
+	b := due >> p.shift
 	i, found := slices.BinarySearchFunc(p.byDue, b, func(c dueCount, b uint32) int { return cmp.Compare(c.bucket, b) })
 	switch {
 	case found && delta > 0:
@@ -189,6 +195,29 @@ func (p *parkedFit) countDue(due uint32, delta int) {
 		p.byDue = slices.Delete(p.byDue, i, i+1)
 	case delta > 0:
 		p.byDue = slices.Insert(p.byDue, i, dueCount{bucket: b, n: 1})
+	}
+}
+
+// coarsen doubles the buckets' width until they are few enough for the
+// host's parked count. A bucket is never split again (that takes a read
+// of its keys), except when the host has no parked URL left.
+func (p *parkedFit) coarsen() {
+	if len(p.byDue) == 0 {
+		p.shift = 0
+		return
+	}
+	for len(p.byDue) > maxDueBuckets(p.n) && p.shift < 32 {
+		p.shift++
+		merged := p.byDue[:0]
+		for _, c := range p.byDue {
+			c.bucket >>= 1
+			if last := len(merged) - 1; last >= 0 && merged[last].bucket == c.bucket {
+				merged[last].n += c.n
+				continue
+			}
+			merged = append(merged, c)
+		}
+		p.byDue = merged
 	}
 }
 
@@ -473,7 +502,7 @@ func (p *parking) nth(host string, pk *parkedFit, n int) (fp uint64, ok bool, er
 	p.io.Lock()
 	defer p.io.Unlock()
 	for _, q := range p.queue.ofHostInOrder(host) {
-		if q.Due>>dueBucketShift != bucket {
+		if q.Due>>pk.shift != bucket {
 			continue
 		}
 		if n == 0 {
@@ -481,8 +510,8 @@ func (p *parking) nth(host string, pk *parkedFit, n int) (fp uint64, ok bool, er
 		}
 		n--
 	}
-	due, fp, ok, err := p.store.NthParked(host, bucket<<dueBucketShift, n, p.waiting)
-	if !ok || due>>dueBucketShift != bucket {
+	due, fp, ok, err := p.store.NthParked(host, bucket<<pk.shift, n, p.waiting)
+	if !ok || due>>pk.shift != bucket {
 		return 0, false, err // the counts and the store disagree (a crash)
 	}
 	return fp, true, err

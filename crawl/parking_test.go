@@ -477,8 +477,8 @@ func TestParkedDrawCountsEveryParkedURLOnce(t *testing.T) {
 		st, _ := f.add(URLState{URL: fmt.Sprintf("http://a.test/%d", i), Due: base})
 		h = f.hosts["http://a.test"]
 		f.remove(h, st)
-		// Due over some ten buckets, several in each.
-		st.Polls, st.Due = 1, base.Add(time.Duration(rng.IntN(10<<dueBucketShift))*time.Second)
+		// Due over some ten minutes: buckets of several each.
+		st.Polls, st.Due = 1, base.Add(time.Duration(rng.IntN(640))*time.Second)
 		f.reschedule(h, st)
 		if i == urls/2 {
 			if err := f.park.flush(); err != nil { // some written, some still queued
@@ -523,6 +523,60 @@ func TestParkedDrawCountsEveryParkedURLOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("all written")
+}
+
+// TestParkedDueBucketsFollowTheCrowd checks that a host's buckets of due
+// times stay few for its parked count, narrow where URLs crowd in a
+// second (a crawl without delays) and wide where they spread (a polite
+// one), and that widening them keeps every URL counted.
+func TestParkedDueBucketsFollowTheCrowd(t *testing.T) {
+	const base = 1_800_000_000
+	for _, tc := range []struct {
+		name     string
+		due      func(i int) uint32
+		maxShift uint8
+	}{
+		{"a hundred a second", func(i int) uint32 { return base + uint32(i/100) }, 0},
+		{"one a second", func(i int) uint32 { return base + uint32(i) }, 5},
+		{"spread over a month", func(i int) uint32 { return base + uint32(i)*997%(30*86400) }, 16},
+	} {
+		var p parkedFit
+		const n = 5000
+		for i := range n {
+			p.add(&ParkedURL{Due: tc.due(i), Lambda: -1})
+		}
+		if len(p.byDue) > maxDueBuckets(p.n) {
+			t.Errorf("%s: %d buckets for %d URLs", tc.name, len(p.byDue), p.n)
+		}
+		if p.shift > tc.maxShift {
+			t.Errorf("%s: buckets of 2^%d s, want at most 2^%d", tc.name, p.shift, tc.maxShift)
+		}
+		total := 0
+		for i, c := range p.byDue {
+			total += int(c.n)
+			if i > 0 && c.bucket <= p.byDue[i-1].bucket {
+				t.Fatalf("%s: buckets out of order at %d", tc.name, i)
+			}
+		}
+		if total != n {
+			t.Errorf("%s: buckets count %d URLs of %d", tc.name, total, n)
+		}
+		for i := range n {
+			b, _, ok := p.locate(i)
+			if !ok {
+				t.Fatalf("%s: locate(%d) of %d found none", tc.name, i, n)
+			}
+			if i == n-1 && b != tc.due(n-1)>>p.shift && tc.name != "spread over a month" {
+				t.Errorf("%s: the last URL's bucket %d, want %d", tc.name, b, tc.due(n-1)>>p.shift)
+			}
+		}
+		for i := range n {
+			p.remove(&ParkedURL{Due: tc.due(i), Lambda: -1})
+		}
+		if p.n != 0 || len(p.byDue) != 0 || p.shift != 0 {
+			t.Errorf("%s: all removed, left %d URLs in %d buckets of 2^%d s", tc.name, p.n, len(p.byDue), p.shift)
+		}
+	}
 }
 
 // A polled URL that goes to disk at once is written there only: its
