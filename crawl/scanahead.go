@@ -45,6 +45,15 @@ func scanAhead(scan keyScan) *keysAhead {
 		defer close(k.batches)
 		batch := make([]keyRow, 0, scanBatch)
 		send := func() error {
+			// Stopped already: not another batch. Without this, a send
+			// while close drains the channel was as likely as the stop
+			// (select picks at random among the ready cases), so a
+			// stopped scan went on for a random number of batches.
+			select {
+			case <-k.stop:
+				return errScanStopped
+			default:
+			}
 			select {
 			case k.batches <- batch:
 				batch = make([]keyRow, 0, scanBatch)
