@@ -124,7 +124,7 @@ type backlog struct {
 	head    int
 	breadth bool // ranked holds depths (breadth-first order), not backlinks
 	// ranked holds every spilled URL: fingerprint -> backlinks and the
-	// class of the rank its value is stored at (rankedLinks), or its
+	// class of the rank its value is stored at (rankedAt), or its
 	// depth, breadth-first.
 	ranked *fpmap.Map[uint32]
 

@@ -169,7 +169,8 @@ func (f StoredFrontier) ReadBacklog(host string, from BacklogFrom, n int, waitin
 }
 
 // moveValue is the value a move writes at a URL's new rank: a pointer to
-// the rank it was at. Three bytes, which no spilled URL's value is
+// the rank its value is at (or, after a restart, the rank it was at, whose
+// entry points on: BacklogMove). Three bytes, which no spilled URL's value is
 // (decodeSpilled needs three varints and a URL).
 func moveValue(from uint16) []byte { return []byte{'m', byte(from >> 8), byte(from)} }
 

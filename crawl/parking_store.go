@@ -191,7 +191,7 @@ func (f StoredFrontier) WriteParked(parked []ParkedURL) error {
 	return f.deleteKeys(f.Backlog, backlog)
 }
 
-func (f StoredFrontier) ReadParked(host string, n int, due uint32, waiting func(due uint32, fp uint64) bool) ([]ParkedURL, uint32, error) {
+func (f StoredFrontier) ReadParked(host string, from ParkedFrom, n int, due uint32, waiting func(due uint32, fp uint64) bool) ([]ParkedURL, uint32, error) {
 	var got []ParkedURL
 	var bad []string
 	var next uint32
@@ -199,7 +199,11 @@ func (f StoredFrontier) ReadParked(host string, n int, due uint32, waiting func(
 		_, due, fp, ok := splitParkedKey(key)
 		return !ok || waiting(due, fp) // a key that does not split is deleted below
 	}
-	err := f.Revisits.ScanFrom(host+"\x00", "", want, func(key string, v []byte) bool {
+	start := ""
+	if from != (ParkedFrom{}) {
+		start = parkedKey(host, from.Due, from.FP)
+	}
+	err := f.Revisits.ScanFrom(host+"\x00", start, want, func(key string, v []byte) bool {
 		s, err := decodeParked(key, v)
 		switch {
 		case err != nil:

@@ -71,7 +71,7 @@ func TestParkedStore(t *testing.T) {
 	if _, _, ok, err := sf.NthParked(a, 301, 0, waitAll); err != nil || ok {
 		t.Errorf("NthParked(a, from 301, 0) found one: %v, %v", ok, err)
 	}
-	got, next, err := sf.ReadParked(a, 5, 250, waitAll)
+	got, next, err := sf.ReadParked(a, ParkedFrom{}, 5, 250, waitAll)
 	if err != nil || len(got) != 2 || next != 300 {
 		t.Fatalf("ReadParked(a, 5, due 250) took %d, next %d, %v; want 2 and 300", len(got), next, err)
 	}
@@ -84,7 +84,7 @@ func TestParkedStore(t *testing.T) {
 	}
 	// The entries read stay, and count no more once in memory.
 	waiting := func(due uint32, fp uint64) bool { return fp != got[0].FP && fp != got[1].FP }
-	if got, next, err := sf.ReadParked(a, 5, 250, waiting); err != nil || len(got) != 0 || next != 300 {
+	if got, next, err := sf.ReadParked(a, ParkedFrom{}, 5, 250, waiting); err != nil || len(got) != 0 || next != 300 {
 		t.Errorf("ReadParked(a) of those not read: %d, next %d, %v; want none, next 300", len(got), next, err)
 	}
 	if due, fp, ok, err := sf.NthParked(a, 0, 0, waiting); err != nil || !ok || due != 300 || fp != urlFingerprint(a+"/3") {
@@ -125,14 +125,14 @@ func TestParkedStore(t *testing.T) {
 	if _, ok, err := sf.TakeParkedOne(a, 300, urlFingerprint(a+"/3")); err != nil || ok {
 		t.Errorf("TakeParkedOne of a URL taken: %v, %v", ok, err)
 	}
-	got, next, err = sf.ReadParked(a, 5, math.MaxUint32, waitAll)
+	got, next, err = sf.ReadParked(a, ParkedFrom{}, 5, math.MaxUint32, waitAll)
 	if err != nil || len(got) != 1 || got[0].State.URL != a+"/2" || next != 0 {
 		t.Errorf("host a should have only /2 parked: %d, %d, %v", len(got), next, err)
 	}
 	if err := sf.DropParked(got); err != nil {
 		t.Fatal(err)
 	}
-	if got, _, err := sf.ReadParked(a, 5, math.MaxUint32, waitAll); err != nil || len(got) != 0 {
+	if got, _, err := sf.ReadParked(a, ParkedFrom{}, 5, math.MaxUint32, waitAll); err != nil || len(got) != 0 {
 		t.Errorf("host a has %d parked after DropParked (%v)", len(got), err)
 	}
 }
@@ -627,5 +627,128 @@ func TestParkedAtOnceWaitsAsNoFrontierState(t *testing.T) {
 	}
 	if parkedAfter < 10 || waiting > 0 {
 		t.Errorf("%d polls parked their URL at once; after %d of them a frontier state of it waited to be written", parkedAfter, waiting)
+	}
+}
+
+// Takes of due revisits start where the last take of the host left off
+// (parking.from), not at its first key, and a URL parked, or queued to
+// be written, below that start is still taken in its turn: each take
+// brings the earliest due, every URL parked comes back once, and none is
+// left behind.
+func TestParkedTakesFromWhereItLeftOff(t *testing.T) {
+	f := newFrontier()
+	f.park = newParking(parkingFrontier(storetest.OpenBadger(t)), 2)
+	f.parkError = func(err error) { t.Error(err) }
+	f.save = func(*URLState) {}
+	rng := rand.New(rand.NewPCG(5, 6))
+	now := time.Unix(1_800_000_000, 0)
+	var h *host
+	type parkedAt struct {
+		fp  uint64
+		due time.Time
+	}
+	parked := map[string]parkedAt{} // parked and not taken
+	taken := map[string]int{}
+	next, fromTheMiddle := 0, 0
+	take := func() {
+		if f.park.from[h.key] != (ParkedFrom{}) {
+			fromTheMiddle++
+		}
+		f.unparkDue(h, now)
+		var last time.Time // the latest due taken
+		for u, p := range parked {
+			if !f.park.has(p.fp) {
+				taken[u]++
+				delete(parked, u)
+				if p.due.After(last) {
+					last = p.due
+				}
+			}
+		}
+		for u, p := range parked {
+			if p.due.Before(last) {
+				t.Fatalf("%s, due %v, left parked by a take of one due %v", u, p.due.Sub(now), last.Sub(now))
+			}
+		}
+	}
+	for range 3000 {
+		switch op := rng.IntN(10); {
+		case op < 5: // parked, due from a few seconds ago to a few on: many in a second
+			u := fmt.Sprintf("http://a.test/%d", next)
+			next++
+			st, _ := f.add(URLState{URL: u, Due: now})
+			h = f.hosts["http://a.test"]
+			f.remove(h, st)
+			st.Polls, st.Due = 1, now.Add(time.Duration(rng.IntN(8)-3)*time.Second)
+			f.reschedule(h, st)
+			if fp := urlFingerprint(u); f.park.has(fp) {
+				parked[u] = parkedAt{fp, st.Due.Truncate(time.Second)}
+			}
+		case op < 6:
+			if err := f.park.flush(); err != nil {
+				t.Fatal(err)
+			}
+		case op < 9 && h != nil:
+			now = now.Add(time.Duration(rng.IntN(3)) * time.Second)
+			take()
+		}
+	}
+	if err := f.park.flush(); err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(time.Hour)
+	for i := 0; len(parked) > 0 && i < 1000; i++ {
+		take()
+	}
+	for u := range parked {
+		t.Errorf("%s was parked and never taken", u)
+	}
+	for u, n := range taken {
+		if n != 1 {
+			t.Errorf("%s taken %d times", u, n)
+		}
+	}
+	if len(taken) < 1000 || fromTheMiddle == 0 {
+		t.Errorf("%d URLs parked and taken; %d takes started past the host's first key", len(taken), fromTheMiddle)
+	}
+}
+
+// A URL queued to be written when a take passes it by (due the same
+// second as the one taken, and kept back because the take had its
+// number) is below where the take leaves the host's next take to start:
+// that start is lowered to it, so the next take finds it once written.
+func TestParkedTakeStartsAtAQueuedURLBelowIt(t *testing.T) {
+	p := newParking(parkingFrontier(storetest.OpenBadger(t)), 2)
+	const host, due = "http://a.test", 1_800_000_000
+	park := func(u string, due uint32) ParkedURL {
+		s := ParkedURL{Host: host, Due: due, FP: urlFingerprint(host + u), Lambda: -1, State: URLState{URL: host + u, Polls: 1}}
+		p.at.Set(s.FP, parkedAt(due, 0))
+		p.lower(host, ParkedFrom{s.Due, s.FP})
+		p.queue.push(s)
+		return s
+	}
+	// Stored: a, and c due later. Queued: b, due the second a is, with a
+	// lower fingerprint, so its key is below a's.
+	a := park("/a", due)
+	park("/c", due+100)
+	if err := p.flush(); err != nil {
+		t.Fatal(err)
+	}
+	var b ParkedURL
+	for i := 0; i < 1000 && b.FP == 0; i++ {
+		if u := fmt.Sprint("/b", i); urlFingerprint(host+u) < a.FP {
+			b = park(u, due)
+		}
+	}
+	stored, queued, _, err := p.takeDue(host, 1, due)
+	if err != nil || len(stored) != 1 || stored[0].FP != a.FP || len(queued) != 0 {
+		t.Fatalf("the first take: %d stored, %d queued, %v; want the stored one only", len(stored), len(queued), err)
+	}
+	if err := p.flush(); err != nil {
+		t.Fatal(err)
+	}
+	stored, queued, next, err := p.takeDue(host, 1, due)
+	if err != nil || len(stored)+len(queued) != 1 || len(stored) == 1 && stored[0].FP != b.FP {
+		t.Fatalf("the second take: %d stored, %d queued (next %d), %v; want the one written since", len(stored), len(queued), next, err)
 	}
 }
