@@ -554,3 +554,46 @@ func TestBacklogMovePointsAtTheValue(t *testing.T) {
 		t.Errorf("moves after a restart: %+v, want one from %d to %d", b.moves, now, now-1)
 	}
 }
+
+func TestReadAheadKeepsWhatAFlushWroteMeanwhile(t *testing.T) {
+	st := storetest.OpenBadger(t)
+	sf := storedFrontier(st)
+	b := newBacklog(sf, 8, false)
+	const host = "http://a.test"
+	for i := range 6 {
+		u := fmt.Sprintf("%s/%d", host, i)
+		b.spill(host, urlFingerprint(u), &URLState{URL: u, Links: 1})
+	}
+	if err := b.flush(); err != nil {
+		t.Fatal(err)
+	}
+	r := b.startRead(host, 3)
+	got, err := b.read(r) // without the crawler's lock: the rest goes on
+	if err != nil || len(got) != 3 {
+		t.Fatalf("read = %d URLs, %v; want 3", len(got), err)
+	}
+	// Meanwhile a better-linked URL is spilled and written before the
+	// read's place, and one of the URLs read is taken (a hint for it).
+	const better = host + "/linked"
+	b.spill(host, urlFingerprint(better), &URLState{URL: better, Links: 4})
+	if err := b.flush(); err != nil {
+		t.Fatal(err)
+	}
+	b.ranked.Delete(got[0].FP)
+	second, third := got[1].URL, got[2].URL
+	kept := b.finishRead(r, got)
+	if len(kept) != 2 || kept[0].URL != second || kept[1].URL != third {
+		t.Fatalf("kept %+v, want the two URLs read and not taken", kept)
+	}
+	stored, queued, err := b.take(host, 10)
+	if err != nil || len(queued) != 0 {
+		t.Fatalf("take: %v, %d queued", err, len(queued))
+	}
+	var urls []string
+	for _, s := range stored {
+		urls = append(urls, s.URL)
+	}
+	if len(stored) != 4 || stored[0].URL != better {
+		t.Errorf("the take after the read found %v; want %s first, then the three not read", urls, better)
+	}
+}

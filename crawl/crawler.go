@@ -103,6 +103,7 @@ func New(cfg Config, store Store, fs FrontierStore) (*Crawler, error) {
 	if b, ok := fs.(backlogger); ok && cfg.FirstVisitsInMemory >= 0 {
 		if bs := b.backlogStore(); bs != nil {
 			c.f.spill = newBacklog(bs, cmp.Or(cfg.FirstVisitsInMemory, DefaultFirstVisitsInMemory), cfg.FirstVisits == FirstByBreadth)
+			c.f.readAhead = true
 			c.f.spillError = func(err error) { c.storeFailed(fmt.Errorf("crawl: backlog: %w", err)) }
 			c.f.save = c.save
 		}
@@ -512,7 +513,11 @@ func (c *Crawler) serveHost(ctx context.Context, h *host) PollResult {
 		etag, lastMod = "", ""
 	}
 	notHTML := st.NotHTML && st.Polls > 0
+	read, readAhead := c.f.readWanted(h)
 	c.mu.Unlock()
+	if readAhead {
+		c.readAhead(h, read)
+	}
 	// Checked right before the fetch, against the cached robots.txt.
 	if !h.robots.Allowed(c.cfg.Agent, st.URL) {
 		c.robotsExcluded.Add(1)

@@ -126,6 +126,9 @@ type host struct {
 	// after a refill that found none ready, the next waits refillAfter.
 	spilled     int
 	refillAfter time.Time
+	// wantRead: pop asked for a read ahead of the backlog
+	// (backlogRead), which its worker makes once it lets the lock go.
+	wantRead bool
 	// server is the address that served the host's last request, holds
 	// the one whose slot its request in flight takes (servers.go);
 	// serverWait delays it for its server, parked keeps it out of the
@@ -241,7 +244,11 @@ type frontier struct {
 
 	// spill, when set, keeps first visits beyond each host's head on disk
 	// (backlog.go); spillError hears of its failed reads and writes.
-	spill      *backlog
+	spill *backlog
+	// readAhead: a host whose head of first visits runs low is refilled
+	// by a read ahead (backlogRead) its worker makes without the lock,
+	// not by pop under it, while the head still holds one.
+	readAhead  bool
 	spillError func(error)
 	// park, when set, keeps revisits beyond each host's head on disk
 	// (parking.go); parkError hears of its failed reads and writes.
@@ -557,8 +564,13 @@ func (f *frontier) pop(h *host, now time.Time) *URLState {
 	}
 	revisit := h.queue.Len() > 0 && !h.queue.items[0].Due.After(now)
 	var st *URLState
+	h.wantRead = false
 	if h.spilled > 0 && h.first.Len() <= f.spill.head/4 && !h.refillAfter.After(now) {
-		f.refill(h, now)
+		if f.readAhead && h.first.Len() > 0 {
+			h.wantRead = true
+		} else {
+			f.refill(h, now)
+		}
 	}
 	switch {
 	case h.first.Len() > 0 && (!revisit || h.credit >= 1):

@@ -108,7 +108,7 @@ func addCrawlFlags(fs *flag.FlagSet) *crawlFlagSet {
 	fs.Var(&c.exclude, "exclude", "regular expression a URL must not match (repeatable)")
 	c.warc = fs.String("warc", "", "write every page fetched to WARC/1.1 files in this folder (unchanged pages as revisit records)")
 	c.warcMaxMiB = fs.Int("warc-max-mib", d.WarcMaxMiB, "size in MiB a WARC file reaches before the next one begins")
-	c.heapHeadroom = fs.Float64("heap-headroom", d.HeapHeadroom, "garbage the heap may hold above its live size, as a share of it (at least 256 MiB); 0: Go's default (the heap doubles); GOGC or GOMEMLIMIT, when set, wins")
+	c.heapHeadroom = fs.Float64("heap-headroom", d.HeapHeadroom, "garbage the heap may hold above its live size, as a share of it (at least a sixteenth of the machine's memory, from 256 MiB to 1 GiB); 0: Go's default (the heap doubles); GOGC or GOMEMLIMIT, when set, wins")
 	return c
 }
 

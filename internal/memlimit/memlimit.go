@@ -20,9 +20,22 @@ type Headroom struct {
 }
 
 // Default is what the crawling commands run with: a quarter of the live
-// heap, at least 256 MiB, checked every two seconds. The minimum keeps a
-// small peer's collections as rare as Go's default would.
-var Default = Headroom{Share: 0.25, Min: 256 << 20, Every: 2 * time.Second}
+// heap, at least MinFor the machine's memory, checked every two seconds.
+// The minimum keeps a small peer's collections as rare as Go's default
+// would.
+var Default = Headroom{Share: 0.25, Min: MinFor(machineMemory()), Every: 2 * time.Second}
+
+// MinFor is the least headroom on a machine of mem bytes (0: unknown): a
+// sixteenth of it, between 256 MiB and 1 GiB. Past 10 million URLs a
+// crawl allocates about 38 KB a poll, and each collection marks the
+// hosts' heads at a cache miss a pointer; at 256 MiB it collected about
+// once a second, and the collector's marking and assists took 36 µs of a
+// late poll's 273 against 8.5 of an early one's 181 (docs/performance.md).
+// A fixed gigabyte is not memory per URL, and a sixteenth of the machine
+// leaves a small one as it was.
+func MinFor(mem uint64) int64 {
+	return min(max(int64(min(mem/16, math.MaxInt64)), 256<<20), 1<<30)
+}
 
 // minHeap is the least live heap the percentage is taken of: Go's own
 // smallest heap goal is 4 MiB, and before the first collection the live

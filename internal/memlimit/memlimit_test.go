@@ -2,8 +2,11 @@ package memlimit
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"strings"
 	"testing"
 	"time"
 )
@@ -109,5 +112,50 @@ func TestKeepLeavesAnOperatorsSetting(t *testing.T) {
 				t.Fatalf("GOGC %d with %s set, want the runtime's own %d", got, env, before)
 			}
 		})
+	}
+}
+
+func TestMinFollowsTheMachine(t *testing.T) {
+	for _, c := range []struct {
+		mem  uint64
+		want int64
+	}{
+		{0, 256 << 20},        // unknown: as before
+		{2 << 30, 256 << 20},  // a small machine keeps the floor
+		{8 << 30, 512 << 20},  // a sixteenth
+		{24 << 30, 1 << 30},   // this project's machine: the cap
+		{512 << 30, 1 << 30},  // never more than a gigabyte
+		{^uint64(0), 1 << 30}, // no overflow
+	} {
+		if got := MinFor(c.mem); got != c.want {
+			t.Errorf("MinFor(%d) = %d, want %d", c.mem, got, c.want)
+		}
+	}
+}
+
+func TestParseLimit(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		content string
+		want    uint64
+		ok      bool
+	}{
+		{"max\n", 0, true},
+		{"2147483648\n", 2 << 30, true},
+		{"9223372036854771712\n", 0, true}, // v1's unlimited
+		{"lots\n", 0, false},
+		{strings.Repeat("9", 100), 0, false},
+	} {
+		p := filepath.Join(dir, "memory.max")
+		if err := os.WriteFile(p, []byte(c.content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		got, ok := parseLimit(p)
+		if got != c.want || ok != c.ok {
+			t.Errorf("parseLimit(%q) = %d, %v; want %d, %v", c.content, got, ok, c.want, c.ok)
+		}
+	}
+	if _, ok := parseLimit(filepath.Join(dir, "missing")); ok {
+		t.Error("a missing file reads as a limit")
 	}
 }
