@@ -553,7 +553,7 @@ func (f *frontier) loadBacklog(keys *keysAhead) error {
 		if f.spill.has(fp) {
 			return nil
 		}
-		if f.urls[fp] != nil || f.park != nil && f.park.has(fp) {
+		if f.residentFP.Has(fp) || f.park != nil && f.park.has(fp) {
 			// Polled, and stored as such, before a crash took the
 			// process between that write and the deletion of its entry.
 			stale = append(stale, SpilledURL{Host: host, Rank: uint16(rank), FP: fp})

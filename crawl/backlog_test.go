@@ -264,8 +264,8 @@ func TestCrawlWithBacklogPollsEveryPageAcrossARestart(t *testing.T) {
 	}
 	spilled := len(spilledURLs)
 	c.mu.Lock()
-	resident, left := len(c.f.urls), 0
-	for _, st := range c.f.urls {
+	resident, left := len(c.f.all), 0
+	for _, st := range c.f.all {
 		if st.left != leftNowhere { // read from the backlog and left there: Stop writes it
 			left++
 		}
@@ -296,7 +296,7 @@ func TestCrawlWithBacklogPollsEveryPageAcrossARestart(t *testing.T) {
 	})
 	s := c2.Stats()
 	c2.mu.Lock()
-	resident = len(c2.f.urls)
+	resident = len(c2.f.all)
 	c2.mu.Unlock()
 	if s.Known != resident || s.Known < 600 {
 		t.Errorf("known %d, in memory %d once all is polled", s.Known, resident)

@@ -343,16 +343,15 @@ func (c *Crawler) Poll(ctx context.Context) (PollResult, bool, time.Duration) {
 		c.mu.Lock()
 		now := time.Now()
 		h, wait := c.f.next(now)
-		if h != nil {
-			c.sampleBacklog(h, now)
-		} else if wait > 0 {
-			c.global.idle++ // asked, with nothing due (schedule.go)
-		}
-		c.mu.Unlock()
 		if h == nil {
+			if wait > 0 {
+				c.global.idle++ // asked, with nothing due (schedule.go)
+			}
+			c.mu.Unlock()
 			return PollResult{}, false, wait
 		}
-		r := c.serveHost(ctx, h)
+		c.sampleBacklog(h, now)
+		r := c.serveHost(ctx, h) // lets c.mu go
 		c.signal()
 		if r.Requested {
 			return r, true, 0
@@ -419,26 +418,28 @@ func (c *Crawler) worker(ctx context.Context) {
 
 // serveHost sends at most one request to a busy host: its robots.txt when
 // that is due, else the most due URL. The host's delay starts when it ends.
+// It is called with c.mu held, taken when the host was handed out, and
+// lets it go: the URL is chosen in the same hold, not in a second one
+// after a wait for the lock again (a third of the workers waited for it
+// at 11.6 million URLs).
 func (c *Crawler) serveHost(ctx context.Context, h *host) PollResult {
 	now := time.Now()
 	if ctx.Err() != nil {
-		c.mu.Lock()
 		c.f.releaseUnused(h)
 		c.mu.Unlock()
 		return PollResult{}
 	}
 	if c.f.park != nil && c.f.park.counting.Load() {
 		// Its parked URLs' last polls may ask the host to wait (HostNext).
-		c.mu.Lock()
 		c.f.countParked(h)
 		if h.nextAllowed.After(now) {
 			c.f.releaseUnused(h)
 			c.mu.Unlock()
 			return PollResult{}
 		}
-		c.mu.Unlock()
 	}
 	if h.robots == nil || now.After(h.robotsUntil) {
+		c.mu.Unlock()
 		c.robotsFetches.Add(1)
 		var server string
 		rb, retry, status, err := c.fetcher.FetchRobots(traceServer(ctx, &server), h.key, c.cfg.Agent)
@@ -461,7 +462,6 @@ func (c *Crawler) serveHost(ctx context.Context, h *host) PollResult {
 		}
 		return r
 	}
-	c.mu.Lock()
 	if k, ok := c.nextKeyCheck(h); ok {
 		if h.robots.Allowed(c.cfg.Agent, k.url) {
 			c.mu.Unlock()
@@ -552,13 +552,17 @@ func (c *Crawler) serveHost(ctx context.Context, h *host) PollResult {
 // trusted for, a deletion the host did not announce as a 404.
 func (c *Crawler) afterFetch(h *host, st *URLState, res *Result) (webevents.Event, bool, string, *webevents.Event) {
 	prev := c.previous(st)
+	// One hold of the lock for all of it: the event's detection between
+	// is a microsecond or two, and a second hold was a second wait. In a
+	// crawl to 11.6 million URLs a third of its 64 workers waited for
+	// the lock, and a hold given up woke the next waiter, which then had
+	// to be scheduled before the lock did any work again.
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	if c.takeNoiseRead(h, st, res, prev) {
-		c.mu.Unlock()
 		return webevents.Event{}, false, "", prev
 	}
 	deletedBy := c.unannouncedDeletion(h, res)
-	c.mu.Unlock()
 	if deletedBy != "" {
 		*res = *asNotFound(res)
 	} else if res.Status == 404 || res.Status == 410 {
@@ -566,8 +570,6 @@ func (c *Crawler) afterFetch(h *host, st *URLState, res *Result) (webevents.Even
 	}
 	ev, changed, refused := c.record(st, prev, res, deletedBy)
 	kind := c.countKind(res, refused)
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	c.afterLook(h, st, res, prev, changed, kind, refused)
 	return ev, changed, kind, prev
 }

@@ -22,7 +22,7 @@ func TestCrawlEstimatesChangeRates(t *testing.T) {
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		sum, n := 0.0, 0
-		for _, st := range c.f.urls {
+		for _, st := range c.f.all {
 			if r, ok := st.Rate.Estimate(); ok && st.Rate.Visits >= 8 {
 				sum += r
 				n++

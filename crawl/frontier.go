@@ -13,6 +13,7 @@ import (
 	"golang.org/x/net/publicsuffix"
 
 	"github.com/cocrawl/cocrawl/crawl/revisit"
+	"github.com/cocrawl/cocrawl/internal/fpmap"
 )
 
 // URLState is what the frontier knows of one URL; it is what persists.
@@ -219,18 +220,23 @@ func later(a, b time.Time) time.Time {
 // so larger sites are crawled first (Castillo, chapter 4). It is not safe
 // for concurrent use; the crawler serialises access.
 type frontier struct {
-	// urls are the URLs in memory by urlFingerprint, not by the URL: a
-	// map of strings gave the collector a pointer more to chase for each
-	// URL at every cycle, and hashed and compared the whole URL at each
-	// look-up. Of two URLs of one fingerprint (among 10 million URLs a
-	// chance of about 3 in a million that any two share one) the first is
-	// kept, as the backlog and the parking, keyed by it too, keep one.
-	urls    map[uint64]*URLState
-	all     []*URLState // every URL of urls, in no order: samples are drawn from it (selfcheck.go)
-	hosts   map[string]*host
-	domains map[string]int // hosts per registrable domain
-	waiting hostHeap       // by readyAt
-	ready   hostHeap       // by unpolled, descending
+	// residentFP finds the URLs in memory by urlFingerprint, not by the
+	// URL: a map of strings gave the collector a pointer more to chase for
+	// each URL at every cycle, and hashed and compared the whole URL at
+	// each look-up. It maps a fingerprint to the URL's place in all (its
+	// URLState.ai), outside the heap: a Go map of pointers was a table the
+	// collector marked at every cycle, and each link a poll found missed
+	// in it first (most are parked or spilled), at about a microsecond a
+	// look-up at 11 million URLs known, under the crawler's lock. Of two
+	// URLs of one fingerprint (among 10 million URLs a chance of about 3
+	// in a million that any two share one) the first is kept, as the
+	// backlog and the parking, keyed by it too, keep one.
+	residentFP *fpmap.Map[uint32]
+	all        []*URLState // every URL in memory, in no order: samples are drawn from it (selfcheck.go)
+	hosts      map[string]*host
+	domains    map[string]int // hosts per registrable domain
+	waiting    hostHeap       // by readyAt
+	ready      hostHeap       // by unpolled, descending
 
 	// firstLess orders first visits (firstVisitOrder); explore is the
 	// share of a host's requests kept for them while revisits are due;
@@ -300,7 +306,7 @@ func firstVisitOrder(order string, classes bool) func(a, b *URLState) bool {
 }
 
 func newFrontier() *frontier {
-	f := &frontier{urls: map[uint64]*URLState{}, hosts: map[string]*host{}, domains: map[string]int{}, servers: map[string]*server{},
+	f := &frontier{residentFP: fpmap.New[uint32](), hosts: map[string]*host{}, domains: map[string]int{}, servers: map[string]*server{},
 		serverPolicy: serverPolicy{conns: 1, delayShare: DefaultServerDelayShare, maxHosts: DefaultMaxHostsPerServer},
 		firstLess:    firstVisitOrder(FirstByBacklinks, false), explore: 0.1, grace: time.Second}
 	f.waiting.less = func(a, b *host) bool { return a.readyAt().Before(b.readyAt()) }
@@ -345,15 +351,23 @@ func parsedHostKey(u string) string {
 // get is the state of a normalised URL in memory, nil when unknown or
 // spilled (resident fetches a spilled one).
 func (f *frontier) get(u string) *URLState {
-	if st := f.urls[urlFingerprint(u)]; st != nil && st.URL == u {
+	if st := f.byFingerprint(urlFingerprint(u)); st != nil && st.URL == u {
 		return st
+	}
+	return nil
+}
+
+// byFingerprint is the URL in memory of fingerprint fp, nil if none.
+func (f *frontier) byFingerprint(fp uint64) *URLState {
+	if ai, ok := f.residentFP.Get(fp); ok {
+		return f.all[ai-1]
 	}
 	return nil
 }
 
 // holds says whether a URL of u's fingerprint is in memory: u, or one
 // whose place it cannot take.
-func (f *frontier) holds(u string) bool { return f.urls[urlFingerprint(u)] != nil }
+func (f *frontier) holds(u string) bool { return f.residentFP.Has(urlFingerprint(u)) }
 
 // size is the number of URLs known, spilled ones too.
 func (f *frontier) size() int {
@@ -367,8 +381,13 @@ func (f *frontier) size() int {
 // states are the URLs known in memory, in no order: spilled ones are not.
 func (f *frontier) states() iter.Seq[*URLState] {
 	return func(yield func(*URLState) bool) {
-		for _, st := range f.urls {
-			if !yield(st) {
+		// From the end: a URL dropped as it is yielded (drop) gets the
+		// last one's place, which was yielded already.
+		for i := len(f.all) - 1; i >= 0; i-- {
+			if i >= len(f.all) {
+				continue
+			}
+			if !yield(f.all[i]) {
 				return
 			}
 		}
@@ -414,7 +433,7 @@ func (f *frontier) host(key string) *host {
 // host wait spilled already, which come first).
 func (f *frontier) add(s URLState) (*URLState, bool) {
 	fp := urlFingerprint(s.URL)
-	if old := f.urls[fp]; old != nil {
+	if old := f.byFingerprint(fp); old != nil {
 		if old.URL != s.URL {
 			return nil, false // another URL of its fingerprint holds its place
 		}
@@ -440,9 +459,9 @@ func (f *frontier) add(s URLState) (*URLState, bool) {
 // fingerprint: f.holds); h is its host.
 func (f *frontier) addResident(s URLState, h *host) *URLState {
 	st := &s
-	f.urls[urlFingerprint(s.URL)] = st
 	f.all = append(f.all, st)
 	st.ai = int32(len(f.all))
+	f.residentFP.Set(urlFingerprint(s.URL), uint32(st.ai))
 	h.known++
 	if !st.Gone {
 		f.enqueue(h, st)
@@ -452,19 +471,31 @@ func (f *frontier) addResident(s URLState, h *host) *URLState {
 
 // drop takes a URL out of the frontier (it must be in no heap).
 func (f *frontier) drop(st *URLState) {
-	if fp := urlFingerprint(st.URL); f.urls[fp] == st {
-		delete(f.urls, fp)
-	}
 	if i := int(st.ai) - 1; i >= 0 && i < len(f.all) && f.all[i] == st {
-		last := f.all[len(f.all)-1]
-		f.all[i], last.ai = last, int32(i+1)
-		f.all[len(f.all)-1] = nil
-		f.all = f.all[:len(f.all)-1]
+		if fp := urlFingerprint(st.URL); f.isAt(fp, i) {
+			f.residentFP.Delete(fp)
+		}
+		end := len(f.all) - 1
+		if last := f.all[end]; end != i {
+			// The last takes its place, and its entry follows.
+			f.all[i], last.ai = last, int32(i+1)
+			if fp := urlFingerprint(last.URL); f.isAt(fp, end) {
+				f.residentFP.Set(fp, uint32(i+1))
+			}
+		}
+		f.all[end] = nil
+		f.all = f.all[:end]
 	}
 	st.ai = 0
 	if h := f.hosts[hostKey(st.URL)]; h != nil {
 		h.known--
 	}
+}
+
+// isAt says whether residentFP finds fp at all[i].
+func (f *frontier) isAt(fp uint64, i int) bool {
+	ai, ok := f.residentFP.Get(fp)
+	return ok && int(ai) == i+1
 }
 
 // enqueue puts st in its host's queue and the host in the right heap.

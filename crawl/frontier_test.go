@@ -73,3 +73,35 @@ func FuzzHostKey(f *testing.F) {
 		}
 	})
 }
+
+func TestFrontierFindsWhatStaysAfterDrops(t *testing.T) {
+	f := newFrontier()
+	now := time.Now()
+	var urls []string
+	for i := range 20 {
+		u := fmt.Sprintf("http://a.example/%d", i)
+		urls = append(urls, u)
+		f.add(URLState{URL: u, Due: now, Polls: 1, Gone: true}) // in no heap: drop takes it as it is
+	}
+	// Drop every third as it is yielded, the way ForgetGone does: each
+	// URL is yielded once, and the last one's place changes under it.
+	seen := map[string]int{}
+	for st := range f.states() {
+		seen[st.URL]++
+		if n := len(st.URL); st.URL[n-1]%3 == 0 {
+			f.drop(st)
+		}
+	}
+	for _, u := range urls {
+		if seen[u] != 1 {
+			t.Errorf("%s yielded %d times", u, seen[u])
+		}
+		dropped := u[len(u)-1]%3 == 0
+		if st := f.get(u); dropped != (st == nil) || st != nil && st.URL != u {
+			t.Errorf("get(%s) = %v after the drops (dropped %v)", u, st, dropped)
+		}
+	}
+	if got := len(f.all); got != f.residentFP.Len() {
+		t.Errorf("%d URLs in memory, %d found by fingerprint", got, f.residentFP.Len())
+	}
+}

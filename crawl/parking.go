@@ -70,13 +70,11 @@ type ParkStore interface {
 	// the due time of the earliest one waiting after them (0: none).
 	// Entries that do not decode are deleted.
 	ReadParked(host string, from ParkedFrom, n int, due uint32, waiting func(due uint32, fp uint64) bool) (taken []ParkedURL, next uint32, err error)
-	// TakeParkedOne removes one parked URL, storing its state back as a
-	// frontier state first.
-	TakeParkedOne(host string, due uint32, fp uint64) (ParkedURL, bool, error)
 	// DropParked deletes the entries of these parked URLs (those a
 	// restart found twice).
 	DropParked(parked []ParkedURL) error
-	// ParkedOne reads one parked URL, leaving it parked.
+	// ParkedOne reads one parked URL and leaves it stored: a take of one
+	// (a sampled poll's, a hint's) leaves its entry as ReadParked does.
 	ParkedOne(host string, due uint32, fp uint64) (ParkedURL, bool, error)
 	// NthParked is where the host's nth parked URL due at or after from
 	// is, in key order, counting only those still waiting (ReadParked).
@@ -521,8 +519,12 @@ func (p *parking) takeQueued(host string, n int, due, next uint32) ([]ParkedURL,
 	return got, next
 }
 
-// takeOne removes one parked URL, by its fingerprint; queued says it was
-// never written. c.mu held.
+// takeOne takes one parked URL, by its fingerprint; queued says it was
+// never written. A stored one is read and its entry left in the store, as
+// takeDue leaves them, until the URL's next write (URLState.left). It was
+// moved to a frontier state and deleted, two writes the crawler's lock
+// waited for: a sampled poll draws one in about 50 polls late in a crawl.
+// c.mu held.
 func (p *parking) takeOne(host string, fp uint64) (s ParkedURL, ok, queued bool, err error) {
 	at, ok := p.at.Get(fp)
 	if !ok {
@@ -535,9 +537,9 @@ func (p *parking) takeOne(host string, fp uint64) (s ParkedURL, ok, queued bool,
 		s.uncounted = uint32(at) == 0
 		return s, true, true, nil
 	}
-	s, ok, err = p.store.TakeParkedOne(host, uint32(at>>32), fp)
+	s, ok, err = p.store.ParkedOne(host, uint32(at>>32), fp)
 	s.uncounted = uint32(at) == 0
-	if err == nil || ok {
+	if err == nil || ok || errors.Is(err, errParkedDropped) {
 		p.at.Delete(fp) // taken, or not there to take
 	}
 	return s, ok, false, err

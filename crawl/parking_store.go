@@ -249,37 +249,17 @@ func (f StoredFrontier) readParked(key string) (s ParkedURL, found bool, derr, e
 }
 
 func (f StoredFrontier) ParkedOne(host string, due uint32, fp uint64) (ParkedURL, bool, error) {
-	s, found, derr, err := f.readParked(parkedKey(host, due, fp))
-	if err == nil {
-		err = derr
+	key := parkedKey(host, due, fp)
+	s, found, derr, err := f.readParked(key)
+	if err == nil && derr != nil {
+		// As ReadParked: an entry that does not decode goes.
+		err = errors.Join(fmt.Errorf("%w: %w", errParkedDropped, derr), f.deleteKeys(f.Revisits, []string{key}))
 	}
 	return s, found && err == nil, err
 }
 
-func (f StoredFrontier) TakeParkedOne(host string, due uint32, fp uint64) (ParkedURL, bool, error) {
-	key := parkedKey(host, due, fp)
-	s, found, derr, err := f.readParked(key)
-	if err != nil || !found {
-		return s, false, err
-	}
-	if derr != nil {
-		return s, false, errors.Join(derr, f.unpark(nil, []string{key}))
-	}
-	return s, true, f.unpark([]ParkedURL{s}, nil)
-}
-
-// unpark stores taken URLs as frontier states, then deletes them (and
-// entries that did not decode) from the parked table: a crash between the
-// two leaves a URL in both, and the parked one wins at the restart (it is
-// the same state).
-func (f StoredFrontier) unpark(got []ParkedURL, bad []string) error {
-	states := make([]URLState, len(got))
-	for i, s := range got {
-		states[i] = s.State
-		bad = append(bad, parkedKey(s.Host, s.Due, s.FP))
-	}
-	return f.moveToFrontier(f.Revisits, states, bad)
-}
+// errParkedDropped says a parked entry did not decode and was deleted.
+var errParkedDropped = errors.New("crawl: a parked entry that does not decode was deleted")
 
 func (f StoredFrontier) NthParked(host string, from uint32, n int, waiting func(due uint32, fp uint64) bool) (uint32, uint64, bool, error) {
 	var due uint32

@@ -119,11 +119,15 @@ func TestParkedStore(t *testing.T) {
 	if got := strings.Join(where, ","); got != "300 false,400 true,50 false" {
 		t.Errorf("parked after the writes: %s, want /3 at 300, /2 at 400 and b's", got)
 	}
-	if p, ok, err := sf.TakeParkedOne(a, 300, urlFingerprint(a+"/3")); err != nil || !ok || p.State.URL != a+"/3" {
-		t.Errorf("TakeParkedOne = %+v, %v, %v", p, ok, err)
+	p3, ok, err := sf.ParkedOne(a, 300, urlFingerprint(a+"/3"))
+	if err != nil || !ok || p3.State.URL != a+"/3" {
+		t.Errorf("ParkedOne = %+v, %v, %v", p3, ok, err)
 	}
-	if _, ok, err := sf.TakeParkedOne(a, 300, urlFingerprint(a+"/3")); err != nil || ok {
-		t.Errorf("TakeParkedOne of a URL taken: %v, %v", ok, err)
+	if err := sf.DropParked([]ParkedURL{p3}); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := sf.ParkedOne(a, 300, urlFingerprint(a+"/3")); err != nil || ok {
+		t.Errorf("ParkedOne of a URL dropped: %v, %v", ok, err)
 	}
 	got, next, err = sf.ReadParked(a, ParkedFrom{}, 5, math.MaxUint32, waitAll)
 	if err != nil || len(got) != 1 || got[0].State.URL != a+"/2" || next != 0 {
@@ -335,7 +339,7 @@ func TestCrawlWithParkingRevisitsEveryPageAcrossARestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.mu.Lock()
-	resident, parkedNow, weighed := len(c.f.urls), c.f.parkedCount(), c.f.park.weights.total
+	resident, parkedNow, weighed := len(c.f.all), c.f.parkedCount(), c.f.park.weights.total
 	c.mu.Unlock()
 	if weighed != parkedNow {
 		t.Errorf("the hosts' weights sum to %d, %d parked", weighed, parkedNow)
@@ -750,5 +754,55 @@ func TestParkedTakeStartsAtAQueuedURLBelowIt(t *testing.T) {
 	stored, queued, next, err := p.takeDue(host, 1, due)
 	if err != nil || len(stored)+len(queued) != 1 || len(stored) == 1 && stored[0].FP != b.FP {
 		t.Fatalf("the second take: %d stored, %d queued (next %d), %v; want the one written since", len(stored), len(queued), next, err)
+	}
+}
+
+// TestParkedDrawLeavesItsEntryForTheNextWrite checks that a parked URL
+// drawn for a sampled poll is read, not moved: its entry stays in the
+// store (the crawler's lock waits for no write) until the URL's next
+// write deletes it, and meanwhile takes and draws step over it.
+func TestParkedDrawLeavesItsEntryForTheNextWrite(t *testing.T) {
+	sf := parkingFrontier(storetest.OpenBadger(t))
+	f := newFrontier()
+	f.park = newParking(sf, 1)
+	f.parkError = func(err error) { t.Error(err) }
+	f.save = func(*URLState) {}
+	base := time.Now().Truncate(time.Second).Add(time.Hour)
+	var h *host
+	for i := range 6 {
+		st, _ := f.add(URLState{URL: fmt.Sprintf("http://a.test/%d", i), Due: base})
+		h = f.hosts["http://a.test"]
+		f.remove(h, st)
+		st.Polls, st.Due = 1, base.Add(time.Duration(i)*time.Second)
+		f.reschedule(h, st)
+	}
+	if err := f.park.flush(); err != nil {
+		t.Fatal(err)
+	}
+	parkedBefore := h.parkedRevisits()
+	st := f.drawParked(rand.New(rand.NewPCG(1, 2)))
+	if st == nil {
+		t.Fatal("no parked URL drawn")
+	}
+	in, _, at, fp := st.leftEntry()
+	if in != leftParked || at != dueSecond(st.Due) {
+		t.Fatalf("drawn %s: left %v at %d, want its parked entry at %d", st.URL, in, at, dueSecond(st.Due))
+	}
+	if _, ok, err := sf.ParkedOne(h.key, at, fp); err != nil || !ok {
+		t.Fatalf("the drawn URL's entry is gone from the store (%v): the draw wrote", err)
+	}
+	if got := h.parkedRevisits(); got != parkedBefore-1 {
+		t.Errorf("%d parked after the draw, want %d", got, parkedBefore-1)
+	}
+	for i := range h.parkedRevisits() {
+		if other, ok, err := f.park.nth(h.key, h.parkFit, i); err != nil || !ok || other == fp {
+			t.Errorf("nth(%d) = %x, %v, %v: a draw counts the drawn URL's entry", i, other, ok, err)
+		}
+	}
+	if err := sf.SaveFrontier([]URLState{*st}); err != nil { // its next write
+		t.Fatal(err)
+	}
+	if _, ok, err := sf.ParkedOne(h.key, at, fp); err != nil || ok {
+		t.Errorf("the drawn URL's entry outlived its next write (%v, %v)", ok, err)
 	}
 }
