@@ -337,7 +337,7 @@ func (b *backlog) noteFlushed(host string, at BacklogFrom) {
 // A refill read the backlog under that lock, and the crawler's workers
 // waited for it: in the last minute of a crawl to 11.6 million URLs, 20
 // of its 64 workers waited for the lock on average, and the refills' reads
-// were 13.7 µs of the 50 a poll held it. A host whose head of first
+// were 13.0 µs of the about 43 µs of CPU a poll spent under it. A host whose head of first
 // visits runs low (but not out) is read after its worker lets the lock
 // go, before its fetch (the host is its worker's until then, so no other
 // take of the host's head runs meanwhile), and what the read found is
@@ -395,17 +395,7 @@ func (b *backlog) finishRead(r backlogRead, got []SpilledURL) []SpilledURL {
 		if flushed && low.less(next) {
 			next = low
 		}
-		b.spilled.eachOf(r.host, func(s *SpilledURL) {
-			if p := (BacklogFrom{s.Rank, s.FP}); p.less(next) {
-				next = p
-			}
-		})
-		for _, m := range b.moves {
-			if p := (BacklogFrom{m.To, m.FP}); m.Host == r.host && p.less(next) {
-				next = p
-			}
-		}
-		b.from[r.host] = next
+		b.from[r.host] = b.lowestLocked(r.host, next)
 	}
 	if len(kept) > 0 {
 		taken := make(map[uint64]bool, len(kept))
@@ -464,13 +454,18 @@ func (b *backlog) take(host string, n int) (stored, queued []SpilledURL, err err
 // written will be: spilled, or moved. b.io held, so no flush takes them
 // meanwhile; c.mu held, so none is added.
 func (b *backlog) lowest(host string, at BacklogFrom) BacklogFrom {
+	b.movesMu.Lock()
+	defer b.movesMu.Unlock()
+	return b.lowestLocked(host, at)
+}
+
+// lowestLocked is lowest with movesMu held (a flush drains under it).
+func (b *backlog) lowestLocked(host string, at BacklogFrom) BacklogFrom {
 	b.spilled.eachOf(host, func(s *SpilledURL) {
 		if p := (BacklogFrom{s.Rank, s.FP}); p.less(at) {
 			at = p
 		}
 	})
-	b.movesMu.Lock()
-	defer b.movesMu.Unlock()
 	for _, m := range b.moves {
 		if p := (BacklogFrom{m.To, m.FP}); m.Host == host && p.less(at) {
 			at = p
