@@ -143,9 +143,16 @@ func New(cfg Config, store Store, fs FrontierStore) (*Crawler, error) {
 // when the scope and trap rules refuse it, or it waits in the backlog) and
 // whether it was new; c.mu held.
 func (c *Crawler) addURL(u string, depth int, now time.Time) (*URLState, bool) {
+	st, isNew, _ := c.addFound(u, depth, now)
+	return st, isNew
+}
+
+// addFound is addURL, and says too whether the URL waits in the backlog
+// (frontier.addFound).
+func (c *Crawler) addFound(u string, depth int, now time.Time) (st *URLState, isNew, spilled bool) {
 	if !c.admit(u, depth) {
 		c.skipped.Add(1)
-		return nil, false
+		return nil, false, false
 	}
 	due := now
 	if depth > 0 {
@@ -153,16 +160,16 @@ func (c *Crawler) addURL(u string, depth int, now time.Time) (*URLState, bool) {
 		// by every peer; a quarter of the spread is enough to differ.
 		due = due.Add(c.offset(u) / 4)
 	}
-	st, isNew := c.f.add(URLState{URL: u, Depth: depth, Due: due, Interval: c.cfg.RevisitMin})
+	st, isNew, spilled = c.f.addFound(URLState{URL: u, Depth: depth, Due: due, Interval: c.cfg.RevisitMin})
 	if isNew {
 		c.discovered.Add(1)
 		if st != nil {
 			c.save(st)
 		}
-		return st, true
+		return st, true, spilled
 	}
 	if st == nil {
-		return nil, false
+		return nil, false, spilled
 	}
 	if st.Gone {
 		// Linked again after a DELETE: look once more, but not soon.
@@ -171,7 +178,7 @@ func (c *Crawler) addURL(u string, depth int, now time.Time) (*URLState, bool) {
 		c.f.enqueue(c.f.host(hostKey(u)), st)
 		c.save(st)
 	}
-	return st, false
+	return st, false, false
 }
 
 func (c *Crawler) signal() {
@@ -709,7 +716,7 @@ func (c *Crawler) afterLook(h *host, st *URLState, res *Result, prev *webevents.
 		c.feedsFrom(h, res.Links.Feeds)
 	}
 	for _, l := range res.Links.URLs {
-		if to, isNew := c.addURL(l, st.Depth+1, res.End); to != st && (firstView || isNew) {
+		if to, isNew, spilled := c.addFound(l, st.Depth+1, res.End); to != st && (firstView || isNew) && (to != nil || spilled) {
 			c.f.linked(l, to)
 		}
 	}

@@ -432,15 +432,28 @@ func (f *frontier) host(key string) *host {
 // due now spills, and only when its host's head is full (or others of the
 // host wait spilled already, which come first).
 func (f *frontier) add(s URLState) (*URLState, bool) {
+	st, isNew, _ := f.addFound(s)
+	return st, isNew
+}
+
+// addFound is add, and says too whether the URL is spilled, before or
+// now: what a link to it may move (linked). A link to a parked URL then
+// asks the backlog nothing: that look-up missed, walking its run of the
+// backlog's map to the end, for most links of a large crawl (4.6% of the
+// CPU at 1.5 million URLs, 2026-11-26).
+func (f *frontier) addFound(s URLState) (st *URLState, isNew, spilled bool) {
 	fp := urlFingerprint(s.URL)
 	if old := f.byFingerprint(fp); old != nil {
 		if old.URL != s.URL {
-			return nil, false // another URL of its fingerprint holds its place
+			return nil, false, false // another URL of its fingerprint holds its place
 		}
-		return old, false
+		return old, false, false
 	}
-	if f.park != nil && f.park.has(fp) || f.spill != nil && f.spill.has(fp) {
-		return nil, false // known, on disk
+	if f.park != nil && f.park.has(fp) {
+		return nil, false, false // known, parked on disk
+	}
+	if f.spill != nil && f.spill.has(fp) {
+		return nil, false, true // known, in the backlog
 	}
 	h := f.host(hostKey(s.URL))
 	if f.spill != nil && s.Polls == 0 && !s.Gone && (h.spilled > 0 || h.first.Len() >= f.spill.head) &&
@@ -450,9 +463,9 @@ func (f *frontier) add(s URLState) (*URLState, bool) {
 		h.known++
 		h.unpolled++
 		f.placeHost(h)
-		return nil, true
+		return nil, true, true
 	}
-	return f.addResident(s, h), true
+	return f.addResident(s, h), true, false
 }
 
 // addResident puts a URL not known in memory (nor one of its
@@ -687,8 +700,8 @@ func (f *frontier) refile(st *URLState) {
 }
 
 // linked counts one more page linking to u, whose state is st (nil when
-// spilled): a queued first visit moves up its heap, a spilled one may
-// move up the backlog.
+// spilled; a parked URL's links are not counted): a queued first visit
+// moves up its heap, a spilled one may move up the backlog.
 func (f *frontier) linked(u string, st *URLState) {
 	if st == nil {
 		if f.spill != nil {
