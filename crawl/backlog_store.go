@@ -168,6 +168,33 @@ func (f StoredFrontier) ReadBacklog(host string, from BacklogFrom, n int, waitin
 	return got, err
 }
 
+// ReadMoved reads the values of moved URLs whose moves were not written
+// (backlog.held): each where its From leads, the URL at rank To. A URL
+// not found there is left out; the pointers a restart found that led to
+// it are deleted, as ReadBacklog deletes those that lead nowhere.
+func (f StoredFrontier) ReadMoved(host string, moves []BacklogMove) ([]SpilledURL, error) {
+	got := make([]SpilledURL, 0, len(moves))
+	var bad []string
+	for _, m := range moves {
+		s, chain, err := f.followMoves(backlogKey(host, m.To, m.FP), m.From)
+		if err != nil {
+			return nil, err
+		}
+		if s.URL == "" {
+			// chain[0] is the rank moved to, never written.
+			bad = append(bad, chain[1:]...)
+			continue
+		}
+		s.Held, s.HeldFrom = true, m.From
+		got = append(got, s)
+	}
+	var err error
+	if len(bad) > 0 {
+		err = f.deleteKeys(f.Backlog, bad)
+	}
+	return got, err
+}
+
 // moveValue is the value a move writes at a URL's new rank: a pointer to
 // the rank its value is at (or, after a restart, the rank it was at, whose
 // entry points on: BacklogMove). Three bytes, which no spilled URL's value is

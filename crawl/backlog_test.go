@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -258,12 +259,29 @@ func TestCrawlWithBacklogPollsEveryPageAcrossARestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	known := c.Stats().Known
-	spilledURLs := map[uint64]bool{} // a URL that moved has an entry at each rank it was at
-	if err := storedFrontier(st).EachSpilled(func(_ string, _ uint16, fp uint64) error { spilledURLs[fp] = true; return nil }); err != nil {
+	spilledURLs := map[uint64][]uint16{} // a URL whose move was written has an entry at each rank it was at
+	if err := storedFrontier(st).EachSpilled(func(_ string, rank uint16, fp uint64) error {
+		spilledURLs[fp] = append(spilledURLs[fp], rank)
+		return nil
+	}); err != nil {
 		t.Fatal(err)
 	}
 	spilled := len(spilledURLs)
 	c.mu.Lock()
+	// The moves held in memory were written when the crawler stopped: each
+	// spilled URL has an entry at the rank it waits at.
+	moved, lost := 0, 0
+	for fp, ranks := range spilledURLs {
+		if v, ok := c.f.spill.ranked.Get(fp); ok && !slices.Contains(ranks, c.f.spill.rank(v)) {
+			lost++
+		}
+		if len(ranks) > 1 {
+			moved++
+		}
+	}
+	if held := c.f.spill.heldN; held != 0 || moved == 0 || lost > 0 {
+		t.Errorf("after the stop: %d moves held, %d URLs with moves written, %d with no entry at their rank", held, moved, lost)
+	}
 	resident, left := len(c.f.all), 0
 	for _, st := range c.f.all {
 		if st.left != leftNowhere { // read from the backlog and left there: Stop writes it
@@ -379,6 +397,9 @@ func testBacklogTakesFrom(t *testing.T, moves bool) {
 				break
 			}
 		case op < 8:
+			if rng.IntN(3) == 0 {
+				b.releaseHeld("") // some moves written, as when the crawler stops
+			}
 			if err := b.flush(); err != nil {
 				t.Fatal(err)
 			}
@@ -524,6 +545,7 @@ func TestBacklogMovePointsAtTheValue(t *testing.T) {
 	}
 	for range 7 { // 2, 4 and 8 backlinks: three moves
 		b.linked(u)
+		b.releaseHeld("") // written, as when the crawler stops
 		if err := b.flush(); err != nil {
 			t.Fatal(err)
 		}
@@ -545,13 +567,25 @@ func TestBacklogMovePointsAtTheValue(t *testing.T) {
 		t.Errorf("entries at %d to %d, want %d to %d", lo, hi, now, spilledAt)
 	}
 
-	// A restart knows the rank alone: its next move points at it.
+	// A restart knows the rank alone: its next move points at it, and
+	// the one after too (the held move left nothing at the rank between).
 	b.ranked.Set(fp, b.rankedValue(now))
 	for range 8 {
 		b.linked(u)
 	}
-	if len(b.moves) != 1 || b.moves[0].From != now || b.moves[0].To != now-1 {
-		t.Errorf("moves after a restart: %+v, want one from %d to %d", b.moves, now, now-1)
+	if h := b.held["http://a.test"]; h == nil || len(*h) != 1 || (*h)[0].from != now || (*h)[0].to != now-1 {
+		t.Fatalf("moves held after a restart: %+v, want one from %d to %d", h, now, now-1)
+	}
+	for range 16 {
+		b.linked(u)
+	}
+	got, _, err = b.take("http://a.test", 4)
+	if err != nil || len(got) != 1 || got[0].URL != u || got[0].Rank != now-2 {
+		t.Fatalf("take after two held moves = %+v, %v; want %s at rank %d", got, err, u, now-2)
+	}
+	// Moves were written before (released): every rank between goes.
+	if lo, hi := got[0].entryRanks(); lo != now-2 || hi != spilledAt {
+		t.Errorf("entries at %d to %d, want %d to %d (the value)", lo, hi, now-2, spilledAt)
 	}
 }
 
@@ -568,8 +602,8 @@ func TestReadAheadKeepsWhatAFlushWroteMeanwhile(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := b.startRead(host, 3)
-	got, err := b.read(r) // without the crawler's lock: the rest goes on
-	if err != nil || len(got) != 3 {
+	got, moved, err := b.read(r) // without the crawler's lock: the rest goes on
+	if err != nil || len(got) != 3 || len(moved) != 0 {
 		t.Fatalf("read = %d URLs, %v; want 3", len(got), err)
 	}
 	// Meanwhile a better-linked URL is spilled and written before the
@@ -581,7 +615,7 @@ func TestReadAheadKeepsWhatAFlushWroteMeanwhile(t *testing.T) {
 	}
 	b.ranked.Delete(got[0].FP)
 	second, third := got[1].URL, got[2].URL
-	kept := b.finishRead(r, got)
+	kept := b.finishRead(r, got, moved, nil)
 	if len(kept) != 2 || kept[0].URL != second || kept[1].URL != third {
 		t.Fatalf("kept %+v, want the two URLs read and not taken", kept)
 	}
@@ -595,5 +629,132 @@ func TestReadAheadKeepsWhatAFlushWroteMeanwhile(t *testing.T) {
 	}
 	if len(stored) != 4 || stored[0].URL != better {
 		t.Errorf("the take after the read found %v; want %s first, then the three not read", urls, better)
+	}
+}
+
+// A spilled URL that moves up keeps its move in memory: nothing is
+// written for it, and the next take, from the store or read ahead, finds
+// it first, in its new rank's place among what the store holds.
+func TestHeldMoveComesFirst(t *testing.T) {
+	for _, ahead := range []bool{false, true} {
+		t.Run(fmt.Sprintf("ahead=%v", ahead), func(t *testing.T) {
+			st := storetest.OpenBadger(t)
+			sf := storedFrontier(st)
+			b := newBacklog(sf, 8, false)
+			const host = "http://a.test"
+			for i := range 10 {
+				u := fmt.Sprintf("%s/%d", host, i)
+				b.spill(host, urlFingerprint(u), &URLState{URL: u, Links: 1})
+			}
+			if err := b.flush(); err != nil {
+				t.Fatal(err)
+			}
+			const up = host + "/7"
+			for range 3 { // 4 backlinks: two classes up
+				b.linked(up)
+			}
+			if err := b.flush(); err != nil {
+				t.Fatal(err)
+			}
+			keys := 0
+			if err := sf.Backlog.ScanKeys("", func([]byte) bool { keys++; return true }); err != nil || keys != 10 {
+				t.Fatalf("%d keys stored (%v), want the 10 spilled: no pointer", keys, err)
+			}
+			var got []SpilledURL
+			if ahead {
+				r := b.startRead(host, 3)
+				read, moved, err := b.read(r)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got = b.finishRead(r, read, moved, nil)
+			} else {
+				var err error
+				if got, _, err = b.take(host, 3); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if len(got) != 3 || got[0].URL != up || got[0].Rank != b.rank(4) || got[1].Rank != b.rank(1) {
+				t.Fatalf("took %+v; want %s at rank %d, then two at %d", got, up, b.rank(4), b.rank(1))
+			}
+			if lo, hi := got[0].entryRanks(); lo != b.rank(1) || hi != b.rank(1) {
+				t.Errorf("its entries at %d to %d, want only its value's rank %d", lo, hi, b.rank(1))
+			}
+			if b.heldN != 0 || len(b.held) != 0 {
+				t.Errorf("%d moves still held", b.heldN)
+			}
+			// The rest come in order, none twice.
+			seen := map[string]bool{}
+			for _, s := range got {
+				seen[s.URL] = true
+			}
+			rest, _, err := b.take(host, 10)
+			if err != nil || len(rest) != 7 {
+				t.Fatalf("the rest: %d, %v", len(rest), err)
+			}
+			for _, s := range rest {
+				if seen[s.URL] {
+					t.Errorf("%s taken twice", s.URL)
+				}
+				seen[s.URL] = true
+			}
+		})
+	}
+}
+
+// A hint takes a spilled URL whose move is held, or held by a read ahead
+// under way, and leaves none of its entries behind.
+func TestHintTakesAHeldMove(t *testing.T) {
+	for _, inRead := range []bool{false, true} {
+		t.Run(fmt.Sprintf("inRead=%v", inRead), func(t *testing.T) {
+			st := storetest.OpenBadger(t)
+			sf := storedFrontier(st)
+			b := newBacklog(sf, 8, false)
+			const host = "http://a.test"
+			for i := range 4 {
+				u := fmt.Sprintf("%s/%d", host, i)
+				b.spill(host, urlFingerprint(u), &URLState{URL: u, Links: 1})
+			}
+			if err := b.flush(); err != nil {
+				t.Fatal(err)
+			}
+			const up = host + "/2"
+			b.linked(up) // 2 backlinks: a class up, held
+			var r backlogRead
+			if inRead {
+				r = b.startRead(host, 1)
+				if len(r.moves) != 1 {
+					t.Fatalf("the read holds %d moves, want 1", len(r.moves))
+				}
+			}
+			state := func(s SpilledURL) URLState { return URLState{URL: s.URL} }
+			s, ok, err := b.takeOne(host, urlFingerprint(up), state)
+			if err != nil || !ok || s.URL != up {
+				t.Fatalf("takeOne = %+v, %v, %v; want %s", s, ok, err, up)
+			}
+			if inRead {
+				read, moved, err := b.read(r)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, s := range b.finishRead(r, read, moved, nil) {
+					if s.URL == up {
+						t.Errorf("the read ahead took %s again", up)
+					}
+				}
+			}
+			var left []string
+			if err := sf.Backlog.ScanKeys("", func(k []byte) bool {
+				if _, _, fp, ok := splitBacklogKey(k); ok && fp == urlFingerprint(up) {
+					left = append(left, fmt.Sprintf("%q", k))
+				}
+				return true
+			}); err != nil {
+				t.Fatal(err)
+			}
+			if len(left) > 0 {
+				t.Errorf("entries of %s left: %v", up, left)
+			}
+		})
 	}
 }

@@ -313,6 +313,9 @@ func (c *Crawler) Stop() error {
 			c.save(st)
 		}
 	}
+	if c.f.spill != nil {
+		c.f.spill.releaseHeld("") // the moves of spilled URLs, to keep their ranks
+	}
 	c.mu.Unlock()
 	c.queue.close()
 	t := time.NewTimer(StopTimeout)
