@@ -312,13 +312,31 @@ func (b *backlog) linked(u string) {
 	}
 	b.hold(host, heldMove{fp: fp, from: from, to: to})
 	if b.heldN > maxHeld {
-		b.releaseHeld("")
+		b.releaseLargest()
 	}
 }
 
-// maxHeld bounds the held moves (16 bytes each): past it, they are
-// written.
-const maxHeld = 1 << 21
+// maxHeld bounds the held moves (16 bytes each): past it, those of the
+// hosts that hold the most are written (a variable for tests).
+var maxHeld = 1 << 21
+
+// releaseLargest writes the held moves of the hosts that hold the most,
+// until an eighth of maxHeld is written: a release checks each move
+// under the crawler's lock, so not all at once. c.mu held.
+func (b *backlog) releaseLargest() {
+	for b.heldN > maxHeld-maxHeld/8 {
+		largest, most := "", 0
+		for host, h := range b.held {
+			if len(*h) > most {
+				largest, most = host, len(*h)
+			}
+		}
+		if most == 0 {
+			return
+		}
+		b.releaseHeld(largest)
+	}
+}
 
 // heldMove is a move not written (BacklogMove, its host the key of held).
 type heldMove struct {
@@ -404,10 +422,7 @@ func (b *backlog) popHeld(host string, n int) []BacklogMove {
 // or before them. c.mu held.
 func (b *backlog) releaseHeld(host string) {
 	var moves []BacklogMove
-	for hk, h := range b.held {
-		if host != "" && hk != host {
-			continue
-		}
+	release := func(hk string, h *heldMoves) {
 		for _, m := range *h {
 			if b.waiting(m.to, m.fp) {
 				moves = append(moves, BacklogMove{Host: hk, FP: m.fp, From: m.from, To: m.to})
@@ -416,6 +431,15 @@ func (b *backlog) releaseHeld(host string) {
 		}
 		b.heldN -= len(*h)
 		delete(b.held, hk)
+	}
+	if host != "" {
+		if h := b.held[host]; h != nil {
+			release(host, h)
+		}
+	} else {
+		for hk, h := range b.held {
+			release(hk, h)
+		}
 	}
 	b.released = b.released || len(moves) > 0
 	b.movesMu.Lock()

@@ -638,17 +638,8 @@ func TestReadAheadKeepsWhatAFlushWroteMeanwhile(t *testing.T) {
 func TestHeldMoveComesFirst(t *testing.T) {
 	for _, ahead := range []bool{false, true} {
 		t.Run(fmt.Sprintf("ahead=%v", ahead), func(t *testing.T) {
-			st := storetest.OpenBadger(t)
-			sf := storedFrontier(st)
-			b := newBacklog(sf, 8, false)
+			sf, b := writtenBacklog(t, 10)
 			const host = "http://a.test"
-			for i := range 10 {
-				u := fmt.Sprintf("%s/%d", host, i)
-				b.spill(host, urlFingerprint(u), &URLState{URL: u, Links: 1})
-			}
-			if err := b.flush(); err != nil {
-				t.Fatal(err)
-			}
 			const up = host + "/7"
 			for range 3 { // 4 backlinks: two classes up
 				b.linked(up)
@@ -707,17 +698,8 @@ func TestHeldMoveComesFirst(t *testing.T) {
 func TestHintTakesAHeldMove(t *testing.T) {
 	for _, inRead := range []bool{false, true} {
 		t.Run(fmt.Sprintf("inRead=%v", inRead), func(t *testing.T) {
-			st := storetest.OpenBadger(t)
-			sf := storedFrontier(st)
-			b := newBacklog(sf, 8, false)
+			sf, b := writtenBacklog(t, 4)
 			const host = "http://a.test"
-			for i := range 4 {
-				u := fmt.Sprintf("%s/%d", host, i)
-				b.spill(host, urlFingerprint(u), &URLState{URL: u, Links: 1})
-			}
-			if err := b.flush(); err != nil {
-				t.Fatal(err)
-			}
 			const up = host + "/2"
 			b.linked(up) // 2 backlinks: a class up, held
 			var r backlogRead
@@ -756,5 +738,68 @@ func TestHintTakesAHeldMove(t *testing.T) {
 				t.Errorf("entries of %s left: %v", up, left)
 			}
 		})
+	}
+}
+
+// writtenBacklog is a backlog whose host http://a.test has n URLs spilled
+// with a backlink each, written, and the store it writes to.
+func writtenBacklog(t *testing.T, n int) (StoredFrontier, *backlog) {
+	t.Helper()
+	sf := storedFrontier(storetest.OpenBadger(t))
+	b := newBacklog(sf, 8, false)
+	for i := range n {
+		u := fmt.Sprintf("http://a.test/%d", i)
+		b.spill("http://a.test", urlFingerprint(u), &URLState{URL: u, Links: 1})
+	}
+	if err := b.flush(); err != nil {
+		t.Fatal(err)
+	}
+	return sf, b
+}
+
+// Past maxHeld, the moves of the hosts that hold the most are written as
+// pointers, and every URL is still taken once, at its rank.
+func TestHeldMovesPastTheCapAreWritten(t *testing.T) {
+	defer func(was int) { maxHeld = was }(maxHeld)
+	maxHeld = 8
+	sf := storedFrontier(storetest.OpenBadger(t))
+	b := newBacklog(sf, 8, false)
+	hosts := []string{"http://a.test", "http://b.test"}
+	for _, host := range hosts {
+		for i := range 10 {
+			u := fmt.Sprintf("%s/%d", host, i)
+			b.spill(host, urlFingerprint(u), &URLState{URL: u, Links: 1})
+		}
+	}
+	if err := b.flush(); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 7 { // a.test's 0 to 6 move up; then b.test's 0 and 1
+		b.linked(fmt.Sprintf("http://a.test/%d", i))
+	}
+	for i := range 2 {
+		b.linked(fmt.Sprintf("http://b.test/%d", i))
+	}
+	if b.held["http://a.test"] != nil || b.heldN != 2 {
+		t.Fatalf("held %d moves, a.test's %v; want a.test's written, b.test's 2 held", b.heldN, b.held["http://a.test"])
+	}
+	if err := b.flush(); err != nil {
+		t.Fatal(err)
+	}
+	pointers := 0
+	if err := sf.Backlog.ScanKeys("", func([]byte) bool { pointers++; return true }); err != nil || pointers != 20+7 {
+		t.Errorf("%d keys stored (%v), want 20 URLs and 7 pointers", pointers, err)
+	}
+	for _, host := range hosts {
+		got, _, err := b.take(host, 20)
+		if err != nil || len(got) != 10 {
+			t.Fatalf("took %d of %s's 10 URLs: %v", len(got), host, err)
+		}
+		moved := map[string]int{"http://a.test": 7, "http://b.test": 2}[host]
+		for i, s := range got {
+			if up := s.Rank == b.rank(2); up != (i < moved) {
+				t.Errorf("%s's URL %d taken at rank %d; want its %d moved up first", host, i, s.Rank, moved)
+			}
+		}
 	}
 }
