@@ -399,12 +399,15 @@ func (b *backlog) hold(host string, m heldMove) {
 }
 
 // popHeld takes up to n of the host's held moves whose URLs still wait
-// where they moved to, lowest first; the others (moved again since, or
-// taken) are dropped. c.mu held.
-func (b *backlog) popHeld(host string, n int) []BacklogMove {
+// where they moved to, lowest first, and below bound if given; the others
+// (moved again since, or taken) are dropped. c.mu held.
+func (b *backlog) popHeld(host string, n int, bound *BacklogFrom) []BacklogMove {
 	h := b.held[host]
 	var got []BacklogMove
 	for h != nil && len(*h) > 0 && len(got) < n {
+		if top := (*h)[0]; bound != nil && !(BacklogFrom{top.to, top.fp}).less(*bound) {
+			break
+		}
 		m := h.pop()
 		b.heldN--
 		if b.waiting(m.to, m.fp) {
@@ -589,7 +592,7 @@ func (b *backlog) startRead(host string, n int) backlogRead {
 	b.reading[host] = true
 	delete(b.flushedLow, host)
 	b.movesMu.Unlock()
-	return backlogRead{host: host, from: b.from[host], n: n, moves: b.popHeld(host, n)}
+	return backlogRead{host: host, from: b.from[host], n: n, moves: b.popHeld(host, n, nil)}
 }
 
 // read makes the read: no lock held. The values of held moves are read
@@ -691,7 +694,11 @@ func (b *backlog) take(host string, n int) (stored, queued []SpilledURL, err err
 	defer b.io.Unlock()
 	read, err := b.store.ReadBacklog(host, b.from[host], n, b.waiting)
 	stored, keptRead := read, len(read)
-	if moves := b.popHeld(host, n); len(moves) > 0 {
+	var bound *BacklogFrom // past the n read, a held move would be left
+	if len(read) == n {
+		bound = &BacklogFrom{read[n-1].Rank, read[n-1].FP}
+	}
+	if moves := b.popHeld(host, n, bound); len(moves) > 0 {
 		var moved, left []SpilledURL
 		if err == nil {
 			moved, err = b.store.ReadMoved(host, moves)

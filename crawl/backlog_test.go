@@ -803,3 +803,46 @@ func TestHeldMovesPastTheCapAreWritten(t *testing.T) {
 		}
 	}
 }
+
+// A held move that ranks after all that a take read of the store stays
+// held, unread, and comes in its place in a later take.
+func TestHeldMoveBelowTheTakeStaysHeld(t *testing.T) {
+	sf := &movedReads{StoredFrontier: storedFrontier(storetest.OpenBadger(t))}
+	b := newBacklog(sf, 8, false)
+	const host = "http://a.test"
+	for i := range 6 {
+		u := fmt.Sprintf("%s/%d", host, i)
+		links := uint32(1)
+		if i < 3 {
+			links = 4 // /0 to /2 rank first
+		}
+		b.spill(host, urlFingerprint(u), &URLState{URL: u, Links: links})
+	}
+	if err := b.flush(); err != nil {
+		t.Fatal(err)
+	}
+	b.linked(host + "/5") // 2 backlinks: between the two groups
+	got, _, err := b.take(host, 2)
+	if err != nil || len(got) != 2 || got[0].Rank != b.rank(4) || got[1].Rank != b.rank(4) || b.heldN != 1 || sf.n != 0 {
+		t.Fatalf("took %+v (%v) with %d held, %d read; want two of rank %d, the move still held and not read", got, err, b.heldN, sf.n, b.rank(4))
+	}
+	got, _, err = b.take(host, 10)
+	var order []string
+	for _, s := range got {
+		order = append(order, strings.TrimPrefix(s.URL, host))
+	}
+	if err != nil || len(got) != 4 || got[0].Rank != b.rank(4) || got[1].URL != host+"/5" || b.heldN != 0 {
+		t.Errorf("then took %v (%v); want the last of rank %d, then /5, then /3 and /4", order, err, b.rank(4))
+	}
+}
+
+// movedReads counts the held moves a backlog reads.
+type movedReads struct {
+	StoredFrontier
+	n int
+}
+
+func (m *movedReads) ReadMoved(host string, moves []BacklogMove) ([]SpilledURL, error) {
+	m.n += len(moves)
+	return m.StoredFrontier.ReadMoved(host, moves)
+}
