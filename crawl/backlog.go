@@ -347,7 +347,9 @@ type heldMove struct {
 func (m heldMove) less(o heldMove) bool { return m.to < o.to || m.to == o.to && m.fp < o.fp }
 
 // heldMoves is a host's held moves, a binary heap by rank and fingerprint:
-// a take needs the lowest few of up to thousands.
+// a take needs the lowest few of up to thousands. By hand rather than
+// with container/heap, whose Push and Pop box each 16-byte move in an
+// interface: an allocation a move, about one a poll.
 type heldMoves []heldMove
 
 func (h *heldMoves) push(m heldMove) {
@@ -596,15 +598,32 @@ func (b *backlog) startRead(host string, n int) backlogRead {
 }
 
 // read makes the read: no lock held. The values of held moves are read
-// under b.io, so that none is read while a flush writes it.
+// under b.io, so that none is read while a flush writes it, and only
+// those of moves that rank before the last entry read when the read
+// filled up: the others would be left (finishRead holds them again).
 func (b *backlog) read(r backlogRead) (got, moved []SpilledURL, err error) {
 	got, err = b.store.ReadBacklog(r.host, r.from, r.n, func(uint16, uint64) bool { return true })
-	if err == nil && len(r.moves) > 0 {
+	if moves := r.movesToRead(got); err == nil && len(moves) > 0 {
 		b.io.Lock()
-		moved, err = b.store.ReadMoved(r.host, r.moves)
+		moved, err = b.store.ReadMoved(r.host, moves)
 		b.io.Unlock()
 	}
 	return got, moved, err
+}
+
+// movesToRead are the read's held moves whose values it reads: those
+// before the last entry got, when it read its n (the moves are in
+// order).
+func (r backlogRead) movesToRead(got []SpilledURL) []BacklogMove {
+	if len(got) < r.n {
+		return r.moves
+	}
+	last := BacklogFrom{got[len(got)-1].Rank, got[len(got)-1].FP}
+	i := 0
+	for i < len(r.moves) && (BacklogFrom{r.moves[i].To, r.moves[i].FP}).less(last) {
+		i++
+	}
+	return r.moves[:i]
 }
 
 // finishRead takes what the read found that still waits, entries read and
@@ -616,10 +635,16 @@ func (b *backlog) finishRead(r backlogRead, read, moved []SpilledURL, err error)
 			b.hold(r.host, heldMove{fp: m.FP, from: m.From, to: m.To})
 		}
 		moved = nil
-	} else if len(moved) < len(r.moves) {
-		b.io.Lock() // no flush drains the queue of spilled URLs meanwhile
-		b.requeueMissing(r.moves, moved)
-		b.io.Unlock()
+	} else {
+		readMoves := r.movesToRead(read)
+		for _, m := range r.moves[len(readMoves):] {
+			b.hold(r.host, heldMove{fp: m.FP, from: m.From, to: m.To})
+		}
+		if len(moved) < len(readMoves) {
+			b.io.Lock() // no flush drains the queue of spilled URLs meanwhile
+			b.requeueMissing(readMoves, moved)
+			b.io.Unlock()
+		}
 	}
 	var next BacklogFrom
 	if last := len(read) - 1; last >= 0 {
