@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -227,21 +228,8 @@ func TestBacklogRefillsByBacklinks(t *testing.T) {
 // the heads to their size, and resumes from the store after a restart
 // with what it had spilled.
 func TestCrawlWithBacklogPollsEveryPageAcrossARestart(t *testing.T) {
-	w, err := testweb.Start(testweb.Config{Hosts: 2, PagesPerHost: 300, LinksPerPage: 8, Seed: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
-	st := storetest.OpenBadger(t)
 	const head = 8
-	cfg := testConfig(w)
-	cfg.MinDelay, cfg.RevisitMin, cfg.RevisitMax = 2*time.Millisecond, time.Hour, 2*time.Hour
-	cfg.FirstVisitsInMemory = head
-
-	c, err := New(cfg, st, storedFrontier(st))
-	if err != nil {
-		t.Fatal(err)
-	}
+	w, st, cfg, c := backlogCrawl(t, head)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- c.Run(ctx) }()
@@ -851,4 +839,68 @@ type movedReads struct {
 func (m *movedReads) ReadMoved(host string, moves []BacklogMove) ([]SpilledURL, error) {
 	m.n += len(moves)
 	return m.StoredFrontier.ReadMoved(host, moves)
+}
+
+// A stop that has more to write than one StopTimeout allows (every held
+// move) waits while the store takes the writes, and writes them all.
+func TestStopWaitsWhileTheStoreTakesWrites(t *testing.T) {
+	_, _, _, c := backlogCrawl(t, 8)
+	slow := &slowBacklog{BacklogStore: c.f.spill.store}
+	c.f.spill.store = slow
+	chunk, timeout := flushChunk, StopTimeout
+	flushChunk = 1
+	defer func() { flushChunk, StopTimeout = chunk, timeout }()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- c.Run(ctx) }()
+	const held = 10
+	waitFor(t, 20*time.Second, fmt.Sprintf("%d held moves", held), func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return c.f.spill.heldN >= held
+	})
+	// Each write now takes 30 ms, and the stop writes at least ten.
+	StopTimeout = 100 * time.Millisecond
+	slow.delay.Store(int64(30 * time.Millisecond))
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("stop: %v", err)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if n := c.f.spill.heldN; n != 0 {
+		t.Errorf("%d moves still held after the stop", n)
+	}
+}
+
+// slowBacklog makes each backlog write take delay.
+type slowBacklog struct {
+	BacklogStore
+	delay atomic.Int64
+}
+
+func (s *slowBacklog) WriteBacklog(spilled []SpilledURL, moves []BacklogMove) error {
+	time.Sleep(time.Duration(s.delay.Load()))
+	return s.BacklogStore.WriteBacklog(spilled, moves)
+}
+
+// backlogCrawl is a crawler, not started, of a two-host web on a Badger
+// store, with head first visits a host in memory and the rest in the
+// backlog.
+func backlogCrawl(t *testing.T, head int) (*testweb.Web, *webevents.BadgerStore, Config, *Crawler) {
+	t.Helper()
+	w, err := testweb.Start(testweb.Config{Hosts: 2, PagesPerHost: 300, LinksPerPage: 8, Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Close)
+	st := storetest.OpenBadger(t)
+	cfg := testConfig(w)
+	cfg.MinDelay, cfg.RevisitMin, cfg.RevisitMax = 2*time.Millisecond, time.Hour, 2*time.Hour
+	cfg.FirstVisitsInMemory = head
+	c, err := New(cfg, st, storedFrontier(st))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w, st, cfg, c
 }

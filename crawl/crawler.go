@@ -60,6 +60,7 @@ type Crawler struct {
 
 	queue       *persistQueue
 	persistDone chan error
+	persisted   atomic.Uint64 // the persister's rounds that wrote without an error (storeWrites)
 	// countStop and countDone stop and wait for countAllParked.
 	countStop, countDone chan struct{}
 
@@ -318,14 +319,34 @@ func (c *Crawler) Stop() error {
 	}
 	c.mu.Unlock()
 	c.queue.close()
-	t := time.NewTimer(StopTimeout)
+	// The stop waits as long as the store takes writes: what is left to
+	// write (every held move, up to maxHeld) may take longer than
+	// StopTimeout on a busy store, but not a StopTimeout without one.
+	t := time.NewTicker(StopTimeout)
 	defer t.Stop()
-	select {
-	case err := <-c.persistDone:
-		return err
-	case <-t.C:
-		return fmt.Errorf("crawl: the store took no writes for %v: %d events not stored", StopTimeout, c.queue.backlog())
+	last := c.storeWrites()
+	for {
+		select {
+		case err := <-c.persistDone:
+			return err
+		case <-t.C:
+			if n := c.storeWrites(); n != last {
+				last = n
+				continue
+			}
+			return fmt.Errorf("crawl: the store took no writes for %v: %d events not stored", StopTimeout, c.queue.backlog())
+		}
 	}
+}
+
+// storeWrites counts the persister's writes so far, for Stop to see that
+// the store still takes them.
+func (c *Crawler) storeWrites() uint64 {
+	n := c.persisted.Load()
+	if c.f.spill != nil {
+		n += c.f.spill.writes.Load()
+	}
+	return n
 }
 
 // delegatedRelook is how long a URL left to a peer waits before the

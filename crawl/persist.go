@@ -275,6 +275,9 @@ func (c *Crawler) persister() error {
 				return
 			}
 		}
+		if len(all)+len(states) > 0 {
+			c.persisted.Add(1)
+		}
 		c.storeOK()
 	}
 	tick := time.NewTicker(100 * time.Millisecond)

@@ -241,7 +241,7 @@ func measureSitemaps(ctx context.Context, args []string, out io.Writer) error {
 }
 
 func measureScale(ctx context.Context, args []string, out io.Writer) error {
-	fs := newFlags("measure scale", "measure scale [--hosts N] [--pages N] [--links N] [--run D] [--workers N] [--revisit-min D] [--port-base PORT] [--data DIR] [--head N] [--heap-headroom X] [--heap-profile FILE] [--cpu-profile FILE] [--early-cpu-profile FILE] [--restart-profile FILE]\n\n"+
+	fs := newFlags("measure scale", "measure scale [--hosts N] [--pages N] [--links N] [--run D] [--workers N] [--revisit-min D] [--port-base PORT] [--data DIR] [--head N] [--heap-headroom X] [--heap-profile FILE] [--cpu-profile FILE] [--early-cpu-profile FILE] [--restart-profile FILE] [--restart-only]\n\n"+
 		"The web is served by `cocrawl testweb` in a process of its own, on 127.0.0.1 ports from --port-base.")
 	var c measure.ScaleConfig
 	fs.IntVar(&c.Hosts, "hosts", 1000, "hosts of the loopback web")
@@ -257,6 +257,7 @@ func measureScale(ctx context.Context, args []string, out io.Writer) error {
 	fs.StringVar(&c.CPUProfile, "cpu-profile", "", "write a CPU profile of the crawl's last minute to this file (go tool pprof)")
 	fs.StringVar(&c.EarlyCPUProfile, "early-cpu-profile", "", "write a CPU profile of a minute from 1.5 million URLs known to this file, to set against --cpu-profile's")
 	fs.StringVar(&c.RestartProfile, "restart-profile", "", "write a CPU profile of the restart to this file (go tool pprof)")
+	fs.BoolVar(&c.RestartOnly, "restart-only", false, "crawl nothing: restart from the store in --data (a scale crawl's, on the same web flags) and time it")
 	fs.IntVar(&c.Head, "head", 0, "first visits, and revisits, a host keeps in memory (default: the crawler's)")
 	fs.Float64Var(&c.HeapHeadroom, "heap-headroom", memlimit.Default.Share, "the collector's headroom over the live heap, as cocrawl run's --heap-headroom; 0: Go's default")
 	if pos, err := parse(fs, args); err != nil {
@@ -269,6 +270,9 @@ func measureScale(ctx context.Context, args []string, out io.Writer) error {
 	} else if c.HeapHeadroom == 0 {
 		c.HeapHeadroom = -1 // measure.ScaleConfig's "none"
 	}
+	if c.RestartOnly && c.Dir == "" {
+		return usagef("--restart-only needs --data")
+	}
 	if c.PortBase < 1024 || c.PortBase+c.Hosts > 65535 {
 		return usagef("--port-base %d leaves no room for %d hosts", c.PortBase, c.Hosts)
 	}
@@ -277,6 +281,8 @@ func measureScale(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	rep.Print(out)
+	if !c.RestartOnly { // its restart line is all it has to say
+		rep.Print(out)
+	}
 	return nil
 }

@@ -6,11 +6,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math/rand/v2"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -462,4 +466,47 @@ func TestSubscribeEndToEnd(t *testing.T) {
 	if st, _ := os.ReadFile(state); !strings.Contains(string(st), `"stream": "`) {
 		t.Errorf("state file: %s", st)
 	}
+}
+
+// `measure scale --restart-only` restarts the crawler from the store a
+// scale crawl left, and loads every URL that crawl knew.
+func TestMeasureScaleRestartOnly(t *testing.T) {
+	base := freePortRun(t, 3)
+	data := t.TempDir()
+	web := []string{"--hosts", "3", "--pages", "40", "--port-base", strconv.Itoa(base), "--data", data}
+	out := mustRun(t, append([]string{"measure", "scale", "--run", "6s", "--every", "2s"}, web...)...)
+	m := regexp.MustCompile(`URLs known at the end: (\d+)`).FindStringSubmatch(out)
+	if m == nil || m[1] == "0" {
+		t.Fatalf("no URLs known at the end:\n%s", out)
+	}
+	out = mustRun(t, append([]string{"measure", "scale", "--restart-only"}, web...)...)
+	if !strings.Contains(out, "restart: "+m[1]+" URLs loaded") || strings.Contains(out, "polls per second") {
+		t.Errorf("a restart alone of %s URLs printed:\n%s", m[1], out)
+	}
+	if out, code := cocrawl(t, "measure", "scale", "--restart-only"); code == 0 {
+		t.Errorf("--restart-only without --data ran:\n%s", out)
+	}
+}
+
+// freePortRun finds n consecutive loopback ports that are free now.
+func freePortRun(t *testing.T, n int) int {
+	t.Helper()
+	for base := 23000 + rand.IntN(5000); base < 29000; base += n {
+		var ls []net.Listener
+		for p := base; p < base+n; p++ {
+			l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p))
+			if err != nil {
+				break
+			}
+			ls = append(ls, l)
+		}
+		for _, l := range ls {
+			l.Close()
+		}
+		if len(ls) == n {
+			return base
+		}
+	}
+	t.Fatal("no free ports")
+	return 0
 }

@@ -63,6 +63,10 @@ type ScaleConfig struct {
 	// RestartProfile, when set, is a file the CPU profile of the restart
 	// (the store opened, the frontier loaded, the first poll) is written to.
 	RestartProfile string
+	// RestartOnly skips the crawl: the crawler restarts from the store
+	// already in Dir (a crawl's before), on the web Hosts, Pages, Links and
+	// PortBase describe, and only the restart is timed.
+	RestartOnly bool
 	// HeapHeadroom is the collector's headroom as a share of the live heap,
 	// as `cocrawl run --heap-headroom` keeps it (internal/memlimit);
 	// default memlimit.Default's, negative: Go's own (the heap doubles).
@@ -190,6 +194,9 @@ func Scale(ctx context.Context, cfg ScaleConfig) (*ScaleReport, error) {
 		cfg.Exe = exe
 	}
 	if cfg.Dir == "" {
+		if cfg.RestartOnly {
+			return nil, errors.New("measure: a restart alone needs the data folder of a crawl before")
+		}
 		d, err := os.MkdirTemp("", "cocrawl-measure-scale-")
 		if err != nil {
 			return nil, err
@@ -203,8 +210,12 @@ func Scale(ctx context.Context, cfg ScaleConfig) (*ScaleReport, error) {
 	}
 	defer web.stop()
 	seeds := web.seeds
-	fmt.Fprintf(cfg.Progress, "a web of %d hosts x %d pages serves from its own process; crawling %v\n", cfg.Hosts, cfg.Pages, cfg.Run)
 	rep := &ScaleReport{Config: cfg}
+	if cfg.RestartOnly {
+		fmt.Fprintf(cfg.Progress, "a web of %d hosts x %d pages serves from its own process; restarting from %s\n", cfg.Hosts, cfg.Pages, cfg.Dir)
+		return rep, scaleRestart(ctx, cfg, seeds, rep)
+	}
+	fmt.Fprintf(cfg.Progress, "a web of %d hosts x %d pages serves from its own process; crawling %v\n", cfg.Hosts, cfg.Pages, cfg.Run)
 	hctx, stopHeadroom := context.WithCancel(ctx)
 	defer stopHeadroom()
 	h := memlimit.Default
