@@ -211,16 +211,16 @@ func Scale(ctx context.Context, cfg ScaleConfig) (*ScaleReport, error) {
 	defer web.stop()
 	seeds := web.seeds
 	rep := &ScaleReport{Config: cfg}
+	hctx, stopHeadroom := context.WithCancel(ctx)
+	defer stopHeadroom()
+	h := memlimit.Default
+	h.Share = cfg.HeapHeadroom
+	memlimit.Keep(hctx, h) // for a restart alone too, as the crawl's restart has it
 	if cfg.RestartOnly {
 		fmt.Fprintf(cfg.Progress, "a web of %d hosts x %d pages serves from its own process; restarting from %s\n", cfg.Hosts, cfg.Pages, cfg.Dir)
 		return rep, scaleRestart(ctx, cfg, seeds, rep)
 	}
 	fmt.Fprintf(cfg.Progress, "a web of %d hosts x %d pages serves from its own process; crawling %v\n", cfg.Hosts, cfg.Pages, cfg.Run)
-	hctx, stopHeadroom := context.WithCancel(ctx)
-	defer stopHeadroom()
-	h := memlimit.Default
-	h.Share = cfg.HeapHeadroom
-	memlimit.Keep(hctx, h)
 	if err := scaleCrawl(ctx, cfg, web, rep); err != nil {
 		return nil, err
 	}
