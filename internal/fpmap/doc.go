@@ -12,8 +12,10 @@
 // of anonymous memory per additional URL against 42 with Go maps in the
 // run right after, and spent about 6 µs a poll less in lookups late
 // (docs/performance.md, issue 30). A lookup that misses walks its run to
-// the end, and costs more than a Go map's (83 ns against 66 at 4 million
-// keys; a hit 40 against 71). The collector's cost per poll late was
+// the end, and costs more than a Go map's: 95 to 137 ns in maps of 2.2 to
+// 5.6 million entries, where a map of doubling segments took 67 to 190 by
+// its load and a Go map about 80 (BenchmarkCycleMiss); a hit 49 against
+// 61 at 4 million. The collector's cost per poll late was
 // unchanged: it does not scan maps of integers either way.
 //
 // Keys are mixed with a seed of each map's own before they pick a slot:
@@ -21,11 +23,21 @@
 // where they land could make long runs for every lookup to walk.
 //
 // The map is split into 256 segments by the top bits of the mixed key,
-// each an open-addressing table with linear probing that doubles on its
-// own when 13/16 full, so growth comes in small steps; a deleted slot is
-// refilled by shifting the run after it back, so no tombstones build up.
-// Small segments are ordinary Go slices; from 64 KiB they are mapped, and
-// a map's mappings are unmapped when it becomes unreachable.
+// each an open-addressing table with linear probing, of any size (a key's
+// home slot is its next bits scaled to the size). A segment grows by a
+// quarter when two thirds full, at sizes of its own: the 256 segments'
+// sizes are spread evenly over a quarter's growth, so the map's memory
+// follows its entries (18 to 22.5 bytes an entry with uint32 values, 24 to
+// 30 with uint64) and does not jump. When every segment doubled at 13/16
+// full, every segment of a map doubled within a few thousand entries of
+// the others: a map of 6.8 million entries took 134 MB more at once, and a
+// crawl's memory per additional URL, fitted over a range where two maps
+// passed that size, was 70 bytes (25 in a crawl where none did). A
+// key is held as two 32-bit halves, so a slot of a uint32 value is 12
+// bytes. A deleted slot is refilled by shifting the run after it back, so
+// no tombstones build up. Small segments are ordinary Go slices; from 64
+// KiB they are mapped, and a map's mappings are unmapped when it becomes
+// unreachable.
 //
 // Written here: no maintained Go module keeps an integer map with deletes
 // off the heap (glycerine/offheap has been unmaintained since 2016;
