@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/cocrawl/cocrawl/webevents"
@@ -50,12 +51,22 @@ func splitBacklogKey[K string | []byte](k K) (host K, rank uint16, fp uint64, ok
 }
 
 // encodeSpilled is the value of a spilled URL: depth, due (Unix ms) and
-// interval (ms) as varints, then the URL.
+// interval (ms) as varints, then the URL. A URL that begins with its host
+// (the key's scheme://host[:port], as every URL does that the frontier
+// spills) is written as a zero byte and the rest: the backlog is most of
+// what the store's compactions rewrite, and the host was a third to a
+// half of each value (docs/performance.md, issue 30). Values written
+// before hold the whole URL, which begins with its scheme's letter, never
+// a zero byte.
 func encodeSpilled(s SpilledURL) []byte {
 	v := make([]byte, 0, len(s.URL)+16)
 	v = binary.AppendUvarint(v, uint64(max(s.Depth, 0)))
 	v = binary.AppendVarint(v, s.Due.UnixMilli())
 	v = binary.AppendVarint(v, s.Interval.Milliseconds())
+	if rest, ok := strings.CutPrefix(s.URL, s.Host); ok && len(s.Host) > 1 {
+		v = append(v, 0)
+		return append(v, rest...)
+	}
 	return append(v, s.URL...)
 }
 
@@ -82,7 +93,12 @@ func decodeSpilled(key string, v []byte) (SpilledURL, error) {
 	if n <= 0 || iv < 0 || iv > maxSpilledInterval.Milliseconds() {
 		return s, fmt.Errorf("crawl: backlog entry %q: bad interval", key)
 	}
-	s.Depth, s.Due, s.Interval, s.URL = int(depth), time.UnixMilli(due), time.Duration(iv)*time.Millisecond, string(v[n:])
+	s.Depth, s.Due, s.Interval = int(depth), time.UnixMilli(due), time.Duration(iv)*time.Millisecond
+	if u := v[n:]; len(u) > 0 && u[0] == 0 {
+		s.URL = host + string(u[1:])
+	} else {
+		s.URL = string(u)
+	}
 	if s.URL == "" {
 		return s, fmt.Errorf("crawl: backlog entry %q: no URL", key)
 	}

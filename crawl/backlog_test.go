@@ -1,6 +1,7 @@
 package crawl
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -153,8 +154,21 @@ func TestBacklogValueDecoderRefusesGarbage(t *testing.T) {
 		t.Error("a short key decoded")
 	}
 	s := SpilledURL{Host: "http://a.test", Rank: 1, FP: 2, URL: "http://a.test/x", Depth: 3, Due: time.UnixMilli(5), Interval: time.Second}
-	if got, err := decodeSpilled(key, encodeSpilled(s)); err != nil || got != s {
+	v := encodeSpilled(s)
+	if got, err := decodeSpilled(key, v); err != nil || got != s {
 		t.Errorf("round trip: %+v, %v; want %+v", got, err, s)
+	}
+	// The host is left out of the value (the key holds it); a value that
+	// holds the whole URL, as before, still reads.
+	if want := []byte{3, 10, 0xd0, 0x0f, 0, '/', 'x'}; !bytes.Equal(v, want) {
+		t.Errorf("value %q, want %q", v, want)
+	}
+	if got, err := decodeSpilled(key, []byte("\x03\x0a\xd0\x0fhttp://a.test/x")); err != nil || got != s {
+		t.Errorf("a value with the whole URL: %+v, %v; want %+v", got, err, s)
+	}
+	other := SpilledURL{Host: "http://a.test", Rank: 1, FP: 2, URL: "https://b.test/y", Due: time.UnixMilli(5)}
+	if got, err := decodeSpilled(key, encodeSpilled(other)); err != nil || got != other {
+		t.Errorf("a URL of another host: %+v, %v; want %+v", got, err, other)
 	}
 }
 
