@@ -64,7 +64,7 @@ func encodeSpilled(s SpilledURL) []byte {
 	v = binary.AppendUvarint(v, uint64(max(s.Depth, 0)))
 	v = binary.AppendVarint(v, s.Due.UnixMilli())
 	v = binary.AppendVarint(v, s.Interval.Milliseconds())
-	if rest, ok := strings.CutPrefix(s.URL, s.Host); ok && len(s.Host) > 1 {
+	if rest, ok := strings.CutPrefix(s.URL, s.Host); ok && s.Host != "" {
 		v = append(v, 0)
 		return append(v, rest...)
 	}
