@@ -62,11 +62,14 @@ func TestEventsTrueOnMediaWiki(t *testing.T) {
 	var out bytes.Buffer
 	rep.Print(&out)
 	t.Log("\n" + out.String())
-	// A minute of MediaWiki shows about 16 changes: one missed is a
-	// recall of 0.94 (CI saw it once, on a machine not ours to rerun;
-	// the report names each missed change), two fail.
+	// A minute of MediaWiki shows about 16 changes (14 here alone): one
+	// missed is a recall of 0.94 (CI saw it once, on a machine not ours
+	// to rerun; the report names each missed change), two fail. Beside the
+	// rest of make test's packages the server answers slower and the
+	// crawler sees fewer: 9 once, all reported (2026-11-27), so the floor
+	// is 8.
 	k := rep.Articles
-	if k.Changes < 10 || k.Precision() < 0.95 || k.Detected < k.Changes-1 {
+	if k.Changes < 8 || k.Precision() < 0.95 || k.Detected < k.Changes-1 {
 		t.Errorf("%d changes seen: precision %.3f, recall %.3f", k.Changes, k.Precision(), k.Recall())
 	}
 	if rep.Deleted.Seen < 2 || rep.Deleted.Held < rep.Deleted.Seen || rep.LiveDeleted > 0 {
