@@ -50,8 +50,9 @@ type ScaleConfig struct {
 	// written to at its end (pprof format): where the memory per URL goes.
 	HeapProfile string
 	// CPUProfile, when set, is a file the CPU profile of the crawl's last
-	// minute (or quarter, when shorter) is written to: where a slowing
-	// crawl spends its time.
+	// minute (or quarter, when shorter) is written to, up to the run's
+	// deadline (not the stop after it): where a slowing crawl spends its
+	// time.
 	CPUProfile string
 	// EarlyCPUProfile, when set, is a file the CPU profile of a minute of
 	// the baseline window is written to: from the first sample with
@@ -347,8 +348,14 @@ func scaleCrawl(ctx context.Context, cfg ScaleConfig, web *webProcess, rep *Scal
 	lastCPU, lastGC := cpuSeconds()
 	lastCycles := gcCycles()
 	lastOwn, lastWeb, lastCompacted := processCPUSeconds("self"), processCPUSeconds(strconv.Itoa(web.pid)), compactedBytes()
+	// The late profile ends at the run's deadline: the crawler's stop that
+	// follows (it writes the held moves) is not a poll's cost.
+	deadline := rctx.Done()
 	for {
 		select {
+		case <-deadline:
+			profile.stop()
+			deadline = nil
 		case err := <-done:
 			if len(rep.Samples) == 0 {
 				return fmt.Errorf("the crawl stopped after %v, before a sample (%v; ctx %v, rctx %v, run %v)", time.Since(start).Round(time.Millisecond), err, ctx.Err(), rctx.Err(), cfg.Run)
