@@ -46,6 +46,9 @@ type BadgerOptions struct {
 	// valueThreshold replaces the package's valueThreshold when not 0:
 	// for the benchmark that measured it.
 	valueThreshold int64
+	// levelZeroTables replaces levelZeroTables when not 0 (and the stall
+	// at twice it): for BenchmarkCrawlLoadLevelZero.
+	levelZeroTables int
 }
 
 // ErrInUse is wrapped by OpenBadger's error when another process has the
@@ -88,6 +91,10 @@ type BadgerStore struct {
 // log rather than in its tree. Values written before it changed stay where
 // they are until rewritten; Badger reads both.
 const valueThreshold = 64
+
+// levelZeroTables is how many tables Badger's level 0 holds before they
+// are compacted into the tree; it stops taking writes at twice as many.
+const levelZeroTables = 2
 
 // maxInMemoryValue is Badger's largest value threshold, the largest value
 // a store in memory holds.
@@ -132,8 +139,12 @@ func OpenBadger(dir string, o BadgerOptions) (*BadgerStore, error) {
 		WithSyncWrites(o.SyncWrites).
 		WithMemTableSize(mt).
 		WithNumMemtables(2).
-		WithNumLevelZeroTables(2).
-		WithNumLevelZeroTablesStall(4).
+		// Two memtables' tables in level 0 before a compaction, four
+		// before a stall. Eight and sixteen compacted half as much in a
+		// replay of a crawl's writes, but crawled slower; five and fifteen
+		// no faster (docs/performance.md, "level 0 again").
+		WithNumLevelZeroTables(cmp.Or(o.levelZeroTables, levelZeroTables)).
+		WithNumLevelZeroTablesStall(2 * cmp.Or(o.levelZeroTables, levelZeroTables)).
 		// No block cache: Badger costs a cached block at its slice's
 		// capacity, and an uncompressed block is a slice of the mapped
 		// table that runs to the table's end, so every block cost megabytes

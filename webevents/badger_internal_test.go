@@ -3,6 +3,7 @@ package webevents
 import (
 	"bytes"
 	"errors"
+	"expvar"
 	"log/slog"
 	"strings"
 	"testing"
@@ -141,5 +142,22 @@ func TestBadgerLoggerKeepsWriteStalls(t *testing.T) {
 	if !strings.Contains(out, "level=WARN") || !strings.Contains(out, "L0 was stalled for 1.5s") ||
 		!strings.Contains(out, "Lifetime L0 stalled for: 2s") || strings.Contains(out, "for: 0s") || strings.Contains(out, "Compaction") {
 		t.Errorf("logged:\n%s", out)
+	}
+}
+
+// The compaction counter is Badger's own expvar map: a Badger that renamed
+// it would leave `measure scale`'s samples and BenchmarkCrawlLoadLevelZero
+// at 0 without this.
+func TestCompactionCounterIsBadgers(t *testing.T) {
+	s, err := OpenBadger(t.TempDir(), BadgerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, ok := expvar.Get(badgerCompactionWritten).(*expvar.Map); !ok {
+		t.Fatalf("Badger registers no expvar map %q", badgerCompactionWritten)
+	}
+	if n := CompactedBytes(); n < 0 {
+		t.Fatalf("CompactedBytes %d", n)
 	}
 }

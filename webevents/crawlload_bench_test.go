@@ -21,31 +21,65 @@ import (
 // polls and the ratio. COCRAWL_LOAD_POLLS sets the polls (default
 // 1,000,000; docs/performance.md used 3,000,000).
 func BenchmarkCrawlLoad(b *testing.B) {
-	polls := 1_000_000
-	if v, err := strconv.Atoi(os.Getenv("COCRAWL_LOAD_POLLS")); err == nil && v > 0 {
-		polls = v
-	}
+	polls := loadPolls()
 	for b.Loop() {
-		ours := crawlLoad(b, polls, 0)
-		before := crawlLoad(b, polls, 1<<10)
+		ours, _ := crawlLoad(b, polls, BadgerOptions{})
+		before, _ := crawlLoad(b, polls, BadgerOptions{valueThreshold: 1 << 10})
 		b.ReportMetric(ours, "polls/s")
 		b.ReportMetric(before, "polls/s-1KiB")
 		b.ReportMetric(ours/before, "x-1KiB")
 	}
 }
 
-// crawlLoad writes polls polls into a new store with the value threshold
-// vt (0: the store's) and returns the polls/s of the last fifth.
-func crawlLoad(b *testing.B, polls int, vt int64) float64 {
+// loadPolls is COCRAWL_LOAD_POLLS, or 1,000,000.
+func loadPolls() int {
+	if v, err := strconv.Atoi(os.Getenv("COCRAWL_LOAD_POLLS")); err == nil && v > 0 {
+		return v
+	}
+	return 1_000_000
+}
+
+// BenchmarkCrawlLoadLevelZero writes BenchmarkCrawlLoad's polls with
+// the store's level 0 (2 tables before a compaction) and with 8, and
+// reports the polls/s of the last fifth and the bytes Badger's
+// compactions wrote a poll over the run, each with its ratio. A replay of
+// the writes alone: the real crawl, which also scans the tables, was
+// slower with 8 (docs/performance.md, "level 0 again").
+func BenchmarkCrawlLoadLevelZero(b *testing.B) {
+	polls := loadPolls()
+	for b.Loop() {
+		ours, oursCompacted := crawlLoad(b, polls, BadgerOptions{})
+		eight, eightCompacted := crawlLoad(b, polls, BadgerOptions{levelZeroTables: 8})
+		b.ReportMetric(ours, "polls/s")
+		b.ReportMetric(eight, "polls/s-L0x8")
+		b.ReportMetric(eight/ours, "x-L0x8")
+		b.ReportMetric(oursCompacted, "compacted-B/poll")
+		b.ReportMetric(eightCompacted, "compacted-B/poll-L0x8")
+		if oursCompacted > 0 { // too few polls compact nothing
+			b.ReportMetric(eightCompacted/oursCompacted, "compacted-x-L0x8")
+		}
+	}
+}
+
+// crawlLoad writes polls polls into a new store opened with o and returns
+// the polls/s of the last fifth and the bytes Badger's compactions wrote
+// a poll, until the store was closed.
+func crawlLoad(b *testing.B, polls int, o BadgerOptions) (pollsPerS, compactedPerPoll float64) {
 	const (
 		hosts = 3000
 		batch = 150
 	)
-	s, err := OpenBadger(b.TempDir(), BadgerOptions{valueThreshold: vt})
+	compacted := CompactedBytes()
+	s, err := OpenBadger(b.TempDir(), o)
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer s.Close()
+	closed := false
+	defer func() {
+		if !closed {
+			s.Close()
+		}
+	}()
 	parked, backlog := s.Table(TableRevisits), s.Table(TableBacklog)
 	r := rand.New(rand.NewPCG(1, 2))
 	queued := make([][]string, hosts) // each host's backlog keys, oldest first
@@ -93,5 +127,10 @@ func crawlLoad(b *testing.B, polls int, vt int64) float64 {
 			b.Fatal(err)
 		}
 	}
-	return float64(polls-tailFrom) / time.Since(tailStart).Seconds()
+	pollsPerS = float64(polls-tailFrom) / time.Since(tailStart).Seconds()
+	closed = true
+	if err := s.Close(); err != nil {
+		b.Fatal(err)
+	}
+	return pollsPerS, float64(CompactedBytes()-compacted) / float64(polls)
 }

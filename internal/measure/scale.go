@@ -5,7 +5,6 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"expvar"
 	"fmt"
 	"io"
 	"io/fs"
@@ -347,7 +346,7 @@ func scaleCrawl(ctx context.Context, cfg ScaleConfig, web *webProcess, rep *Scal
 	var last ScaleSample
 	lastCPU, lastGC := cpuSeconds()
 	lastCycles := gcCycles()
-	lastOwn, lastWeb, lastCompacted := processCPUSeconds("self"), processCPUSeconds(strconv.Itoa(web.pid)), compactedBytes()
+	lastOwn, lastWeb, lastCompacted := processCPUSeconds("self"), processCPUSeconds(strconv.Itoa(web.pid)), webevents.CompactedBytes()
 	// The late profile ends at the run's deadline: the crawler's stop that
 	// follows (it writes the held moves) is not a poll's cost.
 	deadline := rctx.Done()
@@ -379,7 +378,7 @@ func scaleCrawl(ctx context.Context, cfg ScaleConfig, web *webProcess, rep *Scal
 				smp.GCShare = (gc - lastGC) / (cpu - lastCPU)
 			}
 			lastCPU, lastGC = cpu, gc
-			own, webCPU, compacted := processCPUSeconds("self"), processCPUSeconds(strconv.Itoa(web.pid)), compactedBytes()
+			own, webCPU, compacted := processCPUSeconds("self"), processCPUSeconds(strconv.Itoa(web.pid)), webevents.CompactedBytes()
 			interval := (smp.At - last.At).Seconds()
 			smp.CPU, smp.WebCPU = (own-lastOwn)/interval, (webCPU-lastWeb)/interval
 			smp.Compacted = compacted - lastCompacted
@@ -708,26 +707,6 @@ func processCPUSeconds(pid string) float64 {
 	stime, _ := strconv.ParseInt(f[12], 10, 64)
 	const clockTicks = 100 // USER_HZ: 100 on every Linux the runtime supports
 	return float64(utime+stime) / clockTicks
-}
-
-// badgerCompactionWritten is the expvar map, by level, of the bytes
-// Badger's compactions wrote (badger v4's y/metrics.go).
-const badgerCompactionWritten = "badger_write_bytes_compaction"
-
-// compactedBytes is what Badger's compactions have written in this
-// process, by its expvar counter (the sum over levels).
-func compactedBytes() int64 {
-	m, ok := expvar.Get(badgerCompactionWritten).(*expvar.Map)
-	if !ok {
-		return 0
-	}
-	var n int64
-	m.Do(func(kv expvar.KeyValue) {
-		if i, ok := kv.Value.(*expvar.Int); ok {
-			n += i.Value()
-		}
-	})
-	return n
 }
 
 // liveHeapBytes is the Go heap found live by the last collection.

@@ -1,7 +1,6 @@
 package measure
 
 import (
-	"expvar"
 	"math"
 	"os"
 	"path/filepath"
@@ -121,14 +120,6 @@ func TestProcessCPUSeconds(t *testing.T) {
 	}
 	if got := processCPUSeconds("no-such-process"); got != 0 {
 		t.Errorf("a process that is not there: %v CPU seconds", got)
-	}
-}
-
-// The compaction counter is Badger's own expvar map: a Badger that renamed
-// it would leave the samples at 0 without this.
-func TestCompactionCounterIsBadgers(t *testing.T) {
-	if _, ok := expvar.Get(badgerCompactionWritten).(*expvar.Map); !ok {
-		t.Fatalf("Badger registers no expvar map %q", badgerCompactionWritten)
 	}
 }
 
