@@ -146,3 +146,5 @@ require (
 	google.golang.org/protobuf v1.36.12 // indirect
 	lukechampine.com/blake3 v1.4.1 // indirect
 )
+
+replace github.com/dgraph-io/badger/v4 => ./third_party/badger

@@ -1,0 +1,42 @@
+package webevents
+
+import (
+	"os"
+	"strings"
+	"testing"
+)
+
+// The store runs on Badger with cocrawl's change to how it writes tables
+// (third_party/badger/COCRAWL.md): go.mod replaces the module with that
+// directory, and its CreateTable writes the file before mapping it. A
+// `go get` of a newer Badger, or a replace dropped, would bring back the
+// writes through a mapping and their TLB flushes, and fail here.
+func TestBadgerIsCocrawlsFork(t *testing.T) {
+	mod, err := os.ReadFile("../go.mod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	replaced := false
+	for line := range strings.Lines(string(mod)) {
+		if strings.Join(strings.Fields(line), " ") == "replace github.com/dgraph-io/badger/v4 => ./third_party/badger" {
+			replaced = true
+		}
+	}
+	if !replaced {
+		t.Error("go.mod does not replace github.com/dgraph-io/badger/v4 with ./third_party/badger")
+	}
+	src, err := os.ReadFile("../third_party/badger/table/table.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	create := string(src)
+	if i := strings.Index(create, "func CreateTable("); i >= 0 {
+		create = create[i:]
+		if j := strings.Index(create, "\n}\n"); j >= 0 {
+			create = create[:j]
+		}
+	}
+	if !strings.Contains(create, "bd.writeTo(") || strings.Contains(create, "Msync") {
+		t.Error("third_party/badger's CreateTable does not write the table before mapping it (cocrawl.patch not applied)")
+	}
+}
