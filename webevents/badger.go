@@ -133,7 +133,9 @@ func OpenBadger(dir string, o BadgerOptions) (*BadgerStore, error) {
 	mt := sz.memtable
 	// Options that keep memory small on a 2-core machine: with Badger's
 	// defaults a probe writing 900k values of 1 KB peaked above 2 GB
-	// (docs/architecture.md, "Store").
+	// (docs/architecture.md, "Store"). Badger itself is the copy in
+	// third_party/badger, which writes its tables with write(2) rather
+	// than through a mapping (TestBadgerIsCocrawlsFork says why).
 	opts := badger.DefaultOptions(dir).
 		WithLogger(badgerLogger{lg}).
 		WithSyncWrites(o.SyncWrites).
