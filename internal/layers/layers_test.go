@@ -64,6 +64,13 @@ func TestLayers(t *testing.T) {
 		if d.IsDir() && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata") {
 			return filepath.SkipDir
 		}
+		// A directory with a go.mod of its own is another module
+		// (third_party/badger), not one of cocrawl's packages.
+		if d.IsDir() && path != root {
+			if _, err := os.Stat(filepath.Join(path, "go.mod")); err == nil {
+				return filepath.SkipDir
+			}
+		}
 		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
 			return nil
 		}
