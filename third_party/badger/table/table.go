@@ -268,6 +268,11 @@ func CreateTable(fname string, builder *Builder) (*Table, error) {
 		os.Remove(fname)
 		return nil, y.Wrapf(err, "while writing table: %s", fname)
 	}
+	// The file's directory entry too, as z.OpenMmapFile does for a new file.
+	if err := z.SyncDir(filepath.Dir(fname)); err != nil {
+		fd.Close()
+		return nil, y.Wrapf(err, "while syncing the directory of %s", fname)
+	}
 	y.AssertTrue(written == bd.Size)
 	mf, err := z.OpenMmapFileUsing(fd, bd.Size, true)
 	if err != nil {
