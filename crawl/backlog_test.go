@@ -918,3 +918,45 @@ func backlogCrawl(t *testing.T, head int) (*testweb.Web, *webevents.BadgerStore,
 	}
 	return w, st, cfg, c
 }
+
+// A read ahead counts the URL being polled in its host's head, as a
+// refill does: when that URL comes back unpolled and due (an error, a
+// robots.txt that now excludes it), the head holds its size, not one
+// more. The crawl of TestCrawlWithBacklogPollsEveryPageAcrossARestart
+// once held 9 in a head of 8 under the race detector.
+func TestReadAheadLeavesRoomForTheURLBeingPolled(t *testing.T) {
+	const head = 8
+	st := storetest.OpenBadger(t)
+	f := newFrontier()
+	f.spill = newBacklog(storedFrontier(st), head, false)
+	f.readAhead = true
+	now := time.Now()
+	for i := range head + 20 {
+		f.addFound(URLState{URL: fmt.Sprintf("http://a.test/%d", i), Due: now, Links: 1})
+	}
+	h := f.lookup("http://a.test")
+	if h.first.Len() != head || h.spilled != 20 {
+		t.Fatalf("head %d, spilled %d; want %d and 20", h.first.Len(), h.spilled, head)
+	}
+	if err := f.spill.flush(); err != nil {
+		t.Fatal(err)
+	}
+	for h.first.Len() > head/4 {
+		f.pop(h, now)
+	}
+	polled := f.pop(h, now) // the head runs low: this pop asks for a read ahead
+	r, ok := f.readWanted(h)
+	if !ok {
+		t.Fatal("no read ahead wanted")
+	}
+	got, moved, err := f.spill.read(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.addStored(h, f.spill.finishRead(r, got, moved, err))
+	polled.Due = now // handed back unpolled, due now
+	f.reschedule(h, polled)
+	if h.first.Len() > head {
+		t.Errorf("the head holds %d first visits after the URL polled came back; its size is %d", h.first.Len(), head)
+	}
+}
