@@ -975,20 +975,13 @@ func (f *frontier) addStored(h *host, stored []SpilledURL) {
 
 // readWanted is the read ahead pop asked for the host, if any: begun
 // now, to be made once the crawler's lock is let go (readAhead). c.mu
-// held. The URL pop took counts in the head, as it does for a refill,
-// which fills the head before the pop: its poll may put it back (a
-// robots.txt that now excludes it, an error), and a head filled without
-// it then held one more than its size.
+// held.
 func (f *frontier) readWanted(h *host) (backlogRead, bool) {
 	if !h.wantRead {
 		return backlogRead{}, false
 	}
 	h.wantRead = false
-	n := f.spill.head - h.first.Len() - 1
-	if n <= 0 {
-		return backlogRead{}, false
-	}
-	return f.spill.startRead(h.key, n), true
+	return f.spill.startRead(h.key, f.spill.head-h.first.Len()), true
 }
 
 // readAhead makes a read ahead of the host's backlog, with c.mu not held,

@@ -523,9 +523,14 @@ func (f *frontier) push(h *host, st *URLState, now time.Time) { f.pushWithin(h, 
 
 // pushWithin is push with its own grace: a URL handed back unpolled (left
 // to a peer, excluded by robots.txt) and due later waits with the
-// revisits, or the host would be handed it again at once.
+// revisits, or the host would be handed it again at once. A host with a
+// backlog keeps its head of first visits to the backlog's head size: a
+// URL already in memory that comes due beyond it (handed back, put due
+// by a hint or a sitemap's verdict, read ahead while one came back)
+// waits with the revisits, by due time, where pop takes it as soon.
 func (f *frontier) pushWithin(h *host, st *URLState, now time.Time, grace time.Duration) {
-	st.inFirst = st.Polls == 0 && !st.checking && !st.sampling && !st.Due.After(now.Add(grace))
+	st.inFirst = st.Polls == 0 && !st.checking && !st.sampling && !st.Due.After(now.Add(grace)) &&
+		(f.spill == nil || h.first.Len() < f.spill.head)
 	if st.inFirst {
 		heap.Push(&h.first, st)
 	} else {
