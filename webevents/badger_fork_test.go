@@ -6,12 +6,12 @@ import (
 	"testing"
 )
 
-// The store runs on Badger with cocrawl's change to how it writes tables
+// The store runs on Badger with cocrawl's changes to how it writes tables
 // (third_party/badger/COCRAWL.md): go.mod replaces the module with that
-// directory, and its CreateTable writes the file before mapping it. A
-// replace dropped, or a copy of a newer Badger without the patch, would
-// bring back the writes through a mapping and their TLB flushes, and fail
-// here.
+// directory, its CreateTable writes the file before mapping it, and its
+// table builders give their buffers to the next. A replace dropped, or a
+// copy of a newer Badger without the patch, would bring back the writes
+// through a mapping and their TLB flushes, and fail here.
 func TestBadgerIsCocrawlsFork(t *testing.T) {
 	mod, err := os.ReadFile("../go.mod")
 	if err != nil {
@@ -37,5 +37,12 @@ func TestBadgerIsCocrawlsFork(t *testing.T) {
 	create, _, _ = strings.Cut(create, "\n}\n")
 	if !strings.Contains(create, "bd.writeTo(") || strings.Contains(create, "Msync") {
 		t.Error("third_party/badger's CreateTable does not write the table before mapping it (cocrawl.patch not applied)")
+	}
+	builder, err := os.ReadFile("../third_party/badger/table/builder.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(builder), "giveBack(b.keyHashes, b.index)") {
+		t.Error("third_party/badger's table builders do not give their buffers back (cocrawl.patch not applied)")
 	}
 }

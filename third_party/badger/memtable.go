@@ -289,8 +289,11 @@ func (lf *logFile) encodeEntry(buf *bytes.Buffer, e *Entry, offset uint32) (int,
 		userMeta:  e.UserMeta,
 	}
 
-	hash := crc32.New(y.CastagnoliCrcTable)
-	writer := io.MultiWriter(buf, hash)
+	// cocrawl: the checksum is taken over the bytes written to buf, where
+	// Badger wrote them through an io.MultiWriter to buf and a fresh
+	// crc32 hash: two allocations for every entry logged.
+	start := buf.Len()
+	writer := buf
 
 	// encode header.
 	var headerEnc [maxHeaderSize]byte
@@ -315,7 +318,7 @@ func (lf *logFile) encodeEntry(buf *bytes.Buffer, e *Entry, offset uint32) (int,
 	}
 	// write crc32 hash.
 	var crcBuf [crc32.Size]byte
-	binary.BigEndian.PutUint32(crcBuf[:], hash.Sum32())
+	binary.BigEndian.PutUint32(crcBuf[:], crc32.Checksum(buf.Bytes()[start:], y.CastagnoliCrcTable))
 	y.Check2(buf.Write(crcBuf[:]))
 	// return encoded length.
 	return len(headerEnc[:sz]) + len(e.Key) + len(e.Value) + len(crcBuf), nil

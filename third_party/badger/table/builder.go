@@ -73,8 +73,11 @@ type Builder struct {
 	compressedSize   atomic.Uint32
 	uncompressedSize atomic.Uint32
 
-	lenOffsets    uint32
-	keyHashes     []uint32 // Used for building the bloomfilter.
+	lenOffsets uint32
+	keyHashes  []uint32 // Used for building the bloomfilter.
+	// index is the flatbuffers builder of the table's index, given
+	// back with keyHashes on Close (cocrawl_buffers.go).
+	index         *fbs.Builder
 	opts          *Options
 	maxVersion    uint64
 	onDiskSize    uint32
@@ -121,8 +124,9 @@ func NewTableBuilder(opts Options) *Builder {
 		sz = maxAllocatorInitialSz
 	}
 	b := &Builder{
-		alloc: opts.AllocPool.Get(sz, "TableBuilder"),
-		opts:  &opts,
+		alloc:     opts.AllocPool.Get(sz, "TableBuilder"),
+		opts:      &opts,
+		keyHashes: takeKeyHashes(),
 	}
 	b.alloc.Tag = "Builder"
 	b.curBlock = &bblock{
@@ -191,6 +195,10 @@ func (b *Builder) handleBlock() {
 // Close closes the TableBuilder.
 func (b *Builder) Close() {
 	b.opts.AllocPool.Return(b.alloc)
+	// Close comes after the table is written (CreateTable, or Finish's
+	// copy): its key hashes and index are not needed any more.
+	giveBack(b.keyHashes, b.index)
+	b.keyHashes, b.index = nil, nil
 }
 
 // Empty returns whether it's empty.
@@ -236,8 +244,9 @@ func (b *Builder) addHelper(key []byte, v y.ValueStruct, vpLen uint32) {
 	// store current entry's offset
 	b.curBlock.entryOffsets = append(b.curBlock.entryOffsets, uint32(b.curBlock.end))
 
-	// Layout: header, diffKey, value.
-	b.append(h.Encode())
+	// Layout: header, diffKey, value. The header is encoded in place
+	// (h.Encode's array escapes: an allocation per key; cocrawl).
+	copy(b.allocate(int(headerSize)), (*[headerSize]byte)(unsafe.Pointer(&h))[:])
 	b.append(diffKey)
 
 	dst := b.allocate(int(v.EncodedSize()))
@@ -340,10 +349,16 @@ func (b *Builder) addInternal(key []byte, value y.ValueStruct, valueLen uint32, 
 			// This key will be added to tableIndex and it is stale.
 			b.staleDataSize += len(key) + 4 /* len */ + 4 /* offset */
 		}
+		// The next block keeps the entry offsets' slice: finishBlock has
+		// copied them into the block's data, and nothing reads a finished
+		// block's (cocrawl: a fresh slice per block grew by doubling).
+		offsets := b.curBlock.entryOffsets[:0]
 		b.finishBlock()
+		b.curBlock.entryOffsets = nil
 		// Create a new block and start writing.
 		b.curBlock = &bblock{
-			data: b.alloc.Allocate(b.opts.BlockSize + padding),
+			data:         b.alloc.Allocate(b.opts.BlockSize + padding),
+			entryOffsets: offsets,
 		}
 	}
 	b.addHelper(key, value, valueLen)
@@ -547,7 +562,8 @@ func (b *Builder) compressData(data []byte) ([]byte, error) {
 }
 
 func (b *Builder) buildIndex(bloom []byte) ([]byte, uint32) {
-	builder := fbs.NewBuilder(3 << 20)
+	builder := takeIndexBuilder()
+	b.index = builder
 
 	boList, dataSize := b.writeBlockOffsets(builder)
 	// Write block offset vector the the idxBuilder.

@@ -6,7 +6,6 @@
 package table
 
 import (
-	"bufio"
 	"bytes"
 	"crypto/aes"
 	"encoding/binary"
@@ -255,11 +254,12 @@ func CreateTable(fname string, builder *Builder) (*Table, error) {
 		}
 		return nil, y.Wrapf(err, "while creating table: %s", fname)
 	}
-	w := bufio.NewWriterSize(fd, 1<<20)
+	w := takeWriter(fd)
 	written, err := bd.writeTo(w)
 	if err == nil {
 		err = w.Flush()
 	}
+	giveWriter(w)
 	if err == nil {
 		err = fd.Sync()
 	}
