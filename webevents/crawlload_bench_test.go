@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"runtime"
 	"strconv"
 	"testing"
 	"time"
@@ -28,6 +29,26 @@ func BenchmarkCrawlLoad(b *testing.B) {
 		b.ReportMetric(ours, "polls/s")
 		b.ReportMetric(before, "polls/s-1KiB")
 		b.ReportMetric(ours/before, "x-1KiB")
+	}
+}
+
+// BenchmarkCrawlLoadAllocs writes BenchmarkCrawlLoad's polls with the
+// store's settings alone and reports, beside the polls/s of the last fifth
+// and the bytes compacted a poll, what the process allocated a poll and
+// how many collections it made: Badger's table builders and log writes
+// allocated about a third of it before they kept their buffers
+// (third_party/badger/COCRAWL.md).
+func BenchmarkCrawlLoadAllocs(b *testing.B) {
+	polls := loadPolls()
+	for b.Loop() {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		ours, compacted := crawlLoad(b, polls, BadgerOptions{})
+		runtime.ReadMemStats(&after)
+		b.ReportMetric(ours, "polls/s")
+		b.ReportMetric(compacted, "compacted-B/poll")
+		b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/float64(polls), "alloc-B/poll")
+		b.ReportMetric(float64(after.NumGC-before.NumGC), "collections")
 	}
 }
 
