@@ -42,9 +42,11 @@
 // boundary and asks for transparent huge pages (MADV_HUGEPAGE; a kernel
 // with them off maps 4 KiB pages as before): a lookup lands anywhere in
 // its segment, so with 4 KiB pages nearly every lookup of a large map
-// missed the TLB, and in a virtual machine a page walk is two walks. In a
-// crawl at 11 to 11.6 million URLs the lookups took 19 µs a poll rather
-// than 28 to 29 (docs/performance.md, "builders keep their buffers").
+// missed the TLB, and in a virtual machine a page walk is two walks. The
+// gain is not shown: in two crawls' last minutes, at 11 to 11.6 million
+// URLs, the lookups took 19 and 28.5 µs a poll, against 28 and 29 in the
+// two runs before, and alone on an idle machine 85 to 90 ns a lookup
+// either way (docs/performance.md, "builders keep their buffers").
 // There were 256 segments before, each too small for a huge page at that
 // size: with 16, a segment of a map of 5 million entries is about 7 MB,
 // and growing one copies a sixteenth of the map (up to 19 ms at that
