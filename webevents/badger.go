@@ -135,7 +135,8 @@ func OpenBadger(dir string, o BadgerOptions) (*BadgerStore, error) {
 	// defaults a probe writing 900k values of 1 KB peaked above 2 GB
 	// (docs/architecture.md, "Store"). Badger itself is the copy in
 	// third_party/badger, which writes its tables with write(2) rather
-	// than through a mapping (TestBadgerIsCocrawlsFork says why).
+	// than through a mapping and keeps its table builders' buffers for the
+	// next (TestBadgerIsCocrawlsFork says why).
 	opts := badger.DefaultOptions(dir).
 		WithLogger(badgerLogger{lg}).
 		WithSyncWrites(o.SyncWrites).

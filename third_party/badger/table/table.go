@@ -271,6 +271,7 @@ func CreateTable(fname string, builder *Builder) (*Table, error) {
 	// The file's directory entry too, as z.OpenMmapFile does for a new file.
 	if err := z.SyncDir(filepath.Dir(fname)); err != nil {
 		fd.Close()
+		os.Remove(fname)
 		return nil, y.Wrapf(err, "while syncing the directory of %s", fname)
 	}
 	y.AssertTrue(written == bd.Size)
