@@ -22,10 +22,10 @@
 // they are fingerprints of URLs that sites choose, and a site that knew
 // where they land could make long runs for every lookup to walk.
 //
-// The map is split into 16 segments by the top bits of the mixed key,
+// The map is split into 256 segments by the top bits of the mixed key,
 // each an open-addressing table with linear probing, of any size (a key's
 // home slot is its next bits scaled to the size). A segment grows by a
-// quarter when two thirds full, at sizes of its own: the 16 segments'
+// quarter when two thirds full, at sizes of its own: the 256 segments'
 // sizes are spread evenly over a quarter's growth, so the map's memory
 // follows its entries (18 to 22.5 bytes an entry with uint32 values, 24 to
 // 30 with uint64) and does not jump. When every segment doubled at 13/16
@@ -38,19 +38,7 @@
 // bytes. A deleted slot is refilled by shifting the run after it back, so
 // no tombstones build up. Small segments are ordinary Go slices; from 64
 // KiB they are mapped, and a map's mappings are unmapped when it becomes
-// unreachable. From 2 MiB a segment's mapping starts on a huge page's
-// boundary and asks for transparent huge pages (MADV_HUGEPAGE; a kernel
-// with them off maps 4 KiB pages as before): a lookup lands anywhere in
-// its segment, so with 4 KiB pages nearly every lookup of a large map
-// missed the TLB, and in a virtual machine a page walk is two walks. The
-// gain is not shown: in two crawls' last minutes, at 11 to 11.6 million
-// URLs, the lookups took 19 and 28.5 µs a poll, against 28 and 29 in the
-// two runs before, and alone on an idle machine 85 to 90 ns a lookup
-// either way (docs/performance.md, "builders keep their buffers").
-// There were 256 segments before, each too small for a huge page at that
-// size: with 16, a segment of a map of 5 million entries is about 7 MB,
-// and growing one copies a sixteenth of the map (up to 19 ms at that
-// size, once per 1.5% more entries).
+// unreachable.
 //
 // Written here: no maintained Go module keeps an integer map with deletes
 // off the heap (glycerine/offheap has been unmaintained since 2016;

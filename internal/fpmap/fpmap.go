@@ -21,7 +21,7 @@ func MappedBytes() int64 { return mapped.Load() }
 type Value interface{ ~uint32 | ~uint64 }
 
 const (
-	segBits = 4
+	segBits = 8
 	nSegs   = 1 << segBits
 	// minSlots is about a segment's first size (8 to 10 slots).
 	minSlots = 8
