@@ -208,7 +208,8 @@ type page struct {
 	live    bool
 	version int
 	lmd     time.Time // last modification (or deletion)
-	links   []string  // same-host paths and absolute cross-host URLs
+	links   []string  // the links of a page not made by newPage
+	refs    []linkRef // the links of a page made by newPage, in order
 	gone410 bool      // answer 410 rather than 404 once deleted
 	rate    float64   // updates per second when RateSpread is set; 0: UpdateRate
 }
@@ -286,20 +287,86 @@ func (h *Host) newPage(lmd time.Time) *page {
 	if w.cfg.RateSpread > 0 { // drawn only then, so other webs stay as they were
 		p.rate = w.cfg.UpdateRate * math.Pow(10, w.cfg.RateSpread*(w.rng.Float64()-0.5))
 	}
+	p.refs = make([]linkRef, 0, w.cfg.LinksPerPage+1+max(0, w.cfg.CrossLinks))
 	for range w.cfg.LinksPerPage {
-		p.links = append(p.links, fmt.Sprintf("/p/%d.html", w.rng.IntN(len(h.pages)+1)))
+		p.refs = append(p.refs, sameHost(w.rng.IntN(len(h.pages)+1)))
 	}
 	if h.robots != "" {
-		p.links = append(p.links, "/private/secret.html")
+		p.refs = append(p.refs, privateRef)
 	}
 	if len(w.hosts) > 1 {
 		for range w.cfg.CrossLinks {
-			o := w.hosts[w.rng.IntN(len(w.hosts))]
-			p.links = append(p.links, fmt.Sprintf("%s/p/%d.html", o.URL, w.rng.IntN(w.cfg.PagesPerHost)))
+			o := w.rng.IntN(len(w.hosts))
+			p.refs = append(p.refs, otherHost(o, w.rng.IntN(w.cfg.PagesPerHost)))
 		}
 	}
 	h.pages = append(h.pages, p)
 	return p
+}
+
+// linkRef is a link of a page made by newPage, in 8 bytes and no
+// pointer: the page's index (/p/N.html) in the low 32 bits and, for a link
+// to another host, that host's index plus one above them. A web of 25
+// million pages held about 9 GB of link strings that the collector marked
+// at every cycle, beside the crawler it serves.
+type linkRef uint64
+
+// privateRef is the link to /private/secret.html.
+const privateRef = linkRef(math.MaxUint64)
+
+func sameHost(page int) linkRef        { return linkRef(uint32(page)) }
+func otherHost(host, page int) linkRef { return linkRef(uint64(host+1)<<32 | uint64(uint32(page))) }
+
+// appendLink appends the href of a link of a page of host h.
+func (h *Host) appendLink(b []byte, r linkRef) []byte {
+	if r == privateRef {
+		return append(b, "/private/secret.html"...)
+	}
+	if host := int(r >> 32); host > 0 {
+		b = append(b, h.web.hosts[host-1].URL...)
+	}
+	b = append(b, "/p/"...)
+	b = strconv.AppendUint(b, uint64(uint32(r)), 10)
+	return append(b, ".html"...)
+}
+
+// page finds a host's page by its path; w.mu held. A page made by newPage
+// is /p/N.html at index N of h.pages, so it is found at once: a scan of a
+// host's pages for every request was most of the web's CPU on hosts of
+// thousands of pages, and held w.mu, which every host shares, all along.
+func (h *Host) page(path string) *page {
+	if n, ok := pageIndex(path); ok {
+		if n < len(h.pages) && h.pages[n].path == path {
+			return h.pages[n]
+		}
+		return nil // no other page is named /p/N.html
+	}
+	for _, p := range h.pages { // the one page made otherwise
+		if p.path == path {
+			return p
+		}
+	}
+	return nil
+}
+
+// pageIndex reads N from "/p/N.html", N in canonical decimal form.
+func pageIndex(path string) (int, bool) {
+	digits, ok := strings.CutPrefix(path, "/p/")
+	if !ok {
+		return 0, false
+	}
+	digits, ok = strings.CutSuffix(digits, ".html")
+	if !ok || digits == "" || len(digits) > 9 || digits[0] == '0' && len(digits) > 1 {
+		return 0, false
+	}
+	n := 0
+	for _, c := range []byte(digits) {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n, true
 }
 
 // Close stops every server.
@@ -405,13 +472,7 @@ func (w *Web) Create(i int) string {
 func (w *Web) find(url string) (*Host, *page) {
 	for _, h := range w.hosts {
 		if strings.HasPrefix(url, h.URL+"/") {
-			path := url[len(h.URL):]
-			for _, p := range h.pages {
-				if p.path == path {
-					return h, p
-				}
-			}
-			return h, nil
+			return h, h.page(url[len(h.URL):])
 		}
 	}
 	return nil, nil
@@ -653,12 +714,9 @@ func (h *Host) serve(w http.ResponseWriter, r *http.Request) {
 	if path == "/" {
 		p = h.home()
 	} else {
-		for _, q := range h.pages {
-			if q.path == path {
-				cp := *q
-				p = &cp
-				break
-			}
+		if q := h.page(path); q != nil {
+			cp := *q
+			p = &cp
 		}
 	}
 	h.web.mu.Unlock()
@@ -726,6 +784,11 @@ func (h *Host) serve(w http.ResponseWriter, r *http.Request) {
 	fmt.Fprint(w, "<ul>\n")
 	for _, l := range p.links {
 		fmt.Fprintf(w, "<li><a href=\"%s\">%s</a></li>\n", l, l)
+	}
+	var href []byte
+	for _, r := range p.refs {
+		href = h.appendLink(href[:0], r)
+		fmt.Fprintf(w, "<li><a href=\"%s\">%s</a></li>\n", href, href)
 	}
 	fmt.Fprint(w, "</ul></main>\n")
 	h.pageFoot(w, n, related)

@@ -140,3 +140,29 @@ func TestRateSpread(t *testing.T) {
 		t.Errorf("the fast half got %d updates, the slow half %d", fast, slow)
 	}
 }
+
+// A page is found by its path, whether or not it is one of /p/N.html.
+func TestPageLookup(t *testing.T) {
+	w, err := Start(Config{Hosts: 2, PagesPerHost: 20, RobotsEvery: 1, Seed: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	h := w.hosts[0]
+	for i, p := range h.pages {
+		if got := h.page(p.path); got != p {
+			t.Errorf("page %d (%s): found %v", i, p.path, got)
+		}
+	}
+	for _, path := range []string{"/p/20.html", "/p/99.html", "/p/01.html", "/p/-1.html", "/p/.html", "/p/1.htm", "/p/1x.html", "/p/9999999999.html", "/nothing", "/"} {
+		if got := h.page(path); got != nil { // 20 is the private page's place
+			t.Errorf("%s: found %s", path, got.path)
+		}
+	}
+	if h.page("/private/secret.html") == nil {
+		t.Error("the private page is not found")
+	}
+	if u := w.Create(0); h.page(strings.TrimPrefix(u, h.URL)) == nil {
+		t.Errorf("a created page %s is not found", u)
+	}
+}
