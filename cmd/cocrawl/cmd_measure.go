@@ -241,7 +241,7 @@ func measureSitemaps(ctx context.Context, args []string, out io.Writer) error {
 }
 
 func measureScale(ctx context.Context, args []string, out io.Writer) error {
-	fs := newFlags("measure scale", "measure scale [--hosts N] [--pages N] [--links N] [--run D] [--workers N] [--revisit-min D] [--port-base PORT] [--data DIR] [--head N] [--heap-headroom X] [--heap-profile FILE] [--cpu-profile FILE] [--early-cpu-profile FILE] [--restart-profile FILE] [--restart-only]\n\n"+
+	fs := newFlags("measure scale", "measure scale [--hosts N] [--pages N] [--links N] [--run D] [--workers N] [--revisit-min D] [--port-base PORT] [--data DIR] [--head N] [--heap-headroom X] [--heap-profile FILE] [--cpu-profile FILE] [--early-cpu-profile FILE] [--web-cpu-profile FILE] [--restart-profile FILE] [--restart-only]\n\n"+
 		"The web is served by `cocrawl testweb` in a process of its own, on 127.0.0.1 ports from --port-base.")
 	var c measure.ScaleConfig
 	fs.IntVar(&c.Hosts, "hosts", 1000, "hosts of the loopback web")
@@ -255,6 +255,7 @@ func measureScale(ctx context.Context, args []string, out io.Writer) error {
 	fs.StringVar(&c.Dir, "data", "", "the crawler's data folder (default: a temporary one, removed after)")
 	fs.StringVar(&c.HeapProfile, "heap-profile", "", "write the crawl's Go heap profile at its end to this file (go tool pprof)")
 	fs.StringVar(&c.CPUProfile, "cpu-profile", "", "write a CPU profile of the crawl's last minute to this file (go tool pprof)")
+	fs.StringVar(&c.WebCPUProfile, "web-cpu-profile", "", "have the web's process write a CPU profile of its whole run to this file")
 	fs.StringVar(&c.EarlyCPUProfile, "early-cpu-profile", "", "write a CPU profile of a minute from 1.5 million URLs known to this file, to set against --cpu-profile's")
 	fs.StringVar(&c.RestartProfile, "restart-profile", "", "write a CPU profile of the restart to this file (go tool pprof)")
 	fs.BoolVar(&c.RestartOnly, "restart-only", false, "crawl nothing: restart from the store in --data (a scale crawl's, on the same web flags) and time it")

@@ -4,13 +4,15 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"runtime/pprof"
 	"time"
 
 	"github.com/cocrawl/cocrawl/internal/testweb"
 )
 
 func cmdTestweb(ctx context.Context, args []string, out io.Writer) error {
-	fs := newFlags("testweb", "testweb [--hosts N] [--pages N] [--update-every D] [--churn-every D] [--links N] [--seed N] [--port-base PORT]")
+	fs := newFlags("testweb", "testweb [--hosts N] [--pages N] [--update-every D] [--churn-every D] [--links N] [--seed N] [--port-base PORT] [--cpu-profile FILE]")
 	hosts := fs.Int("hosts", 10, "web servers, each on its own loopback port")
 	pages := fs.Int("pages", 50, "pages per host at start")
 	every := fs.Duration("update-every", 5*time.Minute, "mean time between updates of one page (Poisson); 0 for a static web")
@@ -18,6 +20,7 @@ func cmdTestweb(ctx context.Context, args []string, out io.Writer) error {
 	links := fs.Int("links", 5, "links per page to pages of its host (each to a page made before it)")
 	seed := fs.Uint64("seed", 1, "random seed")
 	portBase := fs.Int("port-base", 0, "serve host i on 127.0.0.1:PORT-BASE+i (0: free ports)")
+	profile := fs.String("cpu-profile", "", "write a CPU profile of the web from start to stop to this file (go tool pprof)")
 	if pos, err := parse(fs, args); err != nil {
 		return err
 	} else if len(pos) > 0 {
@@ -34,6 +37,17 @@ func cmdTestweb(ctx context.Context, args []string, out io.Writer) error {
 			return 0
 		}
 		return 1 / d.Seconds()
+	}
+	if *profile != "" {
+		f, err := os.Create(*profile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
 	}
 	w, err := testweb.Start(testweb.Config{
 		Hosts: *hosts, PagesPerHost: *pages, UpdateRate: rate(*every), CreateRate: rate(*churn), DeleteRate: rate(*churn),

@@ -60,6 +60,9 @@ type ScaleConfig struct {
 	// shows what a poll costs more late, function by function.
 	EarlyCPUProfile string
 	EarlyKnown      int64
+	// WebCPUProfile, when set, is a file the web's process writes its CPU
+	// profile to, from its start to its stop.
+	WebCPUProfile string
 	// RestartProfile, when set, is a file the CPU profile of the restart
 	// (the store opened, the frontier loaded, the first poll) is written to.
 	RestartProfile string
@@ -243,6 +246,9 @@ type webProcess struct {
 func startWebProcess(ctx context.Context, cfg ScaleConfig) (*webProcess, error) {
 	cmd := exec.Command(cfg.Exe, "testweb", "--hosts", strconv.Itoa(cfg.Hosts), "--pages", strconv.Itoa(cfg.Pages),
 		"--update-every", "0", "--churn-every", "0", "--port-base", strconv.Itoa(cfg.PortBase), "--links", strconv.Itoa(cmp.Or(cfg.Links, 5)))
+	if cfg.WebCPUProfile != "" {
+		cmd.Args = append(cmd.Args, "--cpu-profile", cfg.WebCPUProfile)
+	}
 	dieWithParent(cmd)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
