@@ -82,6 +82,26 @@ func BenchmarkCrawlLoadLevelZero(b *testing.B) {
 	}
 }
 
+// BenchmarkCrawlLoadLevelSizes writes BenchmarkCrawlLoad's polls with
+// each level of the tree 10 times the one above (the store's setting,
+// Badger's) and with 4, and reports the bytes the compactions wrote a
+// poll and the polls/s of the last fifth, each with its ratio.
+func BenchmarkCrawlLoadLevelSizes(b *testing.B) {
+	polls := loadPolls()
+	for b.Loop() {
+		ours, oursCompacted := crawlLoad(b, polls, BadgerOptions{})
+		four, fourCompacted := crawlLoad(b, polls, BadgerOptions{levelMultiplier: 4})
+		b.ReportMetric(ours, "polls/s")
+		b.ReportMetric(four, "polls/s-x4")
+		b.ReportMetric(four/ours, "x-x4")
+		b.ReportMetric(oursCompacted, "compacted-B/poll")
+		b.ReportMetric(fourCompacted, "compacted-B/poll-x4")
+		if oursCompacted > 0 { // too few polls compact nothing
+			b.ReportMetric(fourCompacted/oursCompacted, "compacted-x-x4")
+		}
+	}
+}
+
 // crawlLoad writes polls polls into a new store opened with o and returns
 // the polls/s of the last fifth and the bytes Badger's compactions wrote
 // a poll, until the store was closed.
