@@ -8,4 +8,10 @@
 // robots.txt down, and host 0 may carry crawler traps. Every host keeps a
 // request log, and Truth returns the state of every page at this instant.
 // It talks to nothing but loopback.
+//
+// It serves webs of tens of millions of pages (`cocrawl measure scale`): a
+// generated page is found by its path at once (/p/N.html is the host's
+// page N), and its links are 8-byte references without pointers, written
+// out when served, so that the web's collector has little to mark and
+// what a request costs is mostly Go's HTTP server.
 package testweb
