@@ -191,7 +191,7 @@ func OpenBadger(dir string, o BadgerOptions) (*BadgerStore, error) {
 		WithDetectConflicts(false) // writers are serialised by BadgerStore.mu
 	opts.TableSizeMultiplier = 1 // no option method; see WithBaseTableSize above
 	// Each level ten times the one above it, Badger's own. Four
-	// compacted less (1,612 bytes a poll against 1,781 in a replay of 2
+	// compacted less (1,618 bytes a poll against 1,798 in a replay of 2
 	// million polls' writes; a fifth to a quarter less in a scale crawl)
 	// but crawled no faster past 10 million URLs and restarted slower, in
 	// one run against two (docs/performance.md, "a lighter web").

@@ -67,19 +67,7 @@ func loadPolls() int {
 // the writes alone: the real crawl, which also scans the tables, was
 // slower with 8 (docs/performance.md, "level 0 again").
 func BenchmarkCrawlLoadLevelZero(b *testing.B) {
-	polls := loadPolls()
-	for b.Loop() {
-		ours, oursCompacted := crawlLoad(b, polls, BadgerOptions{})
-		eight, eightCompacted := crawlLoad(b, polls, BadgerOptions{levelZeroTables: 8})
-		b.ReportMetric(ours, "polls/s")
-		b.ReportMetric(eight, "polls/s-L0x8")
-		b.ReportMetric(eight/ours, "x-L0x8")
-		b.ReportMetric(oursCompacted, "compacted-B/poll")
-		b.ReportMetric(eightCompacted, "compacted-B/poll-L0x8")
-		if oursCompacted > 0 { // too few polls compact nothing
-			b.ReportMetric(eightCompacted/oursCompacted, "compacted-x-L0x8")
-		}
-	}
+	benchmarkCrawlLoadAgainst(b, BadgerOptions{levelZeroTables: 8}, "L0x8")
 }
 
 // BenchmarkCrawlLoadLevelSizes writes BenchmarkCrawlLoad's polls with
@@ -87,17 +75,25 @@ func BenchmarkCrawlLoadLevelZero(b *testing.B) {
 // Badger's) and with 4, and reports the bytes the compactions wrote a
 // poll and the polls/s of the last fifth, each with its ratio.
 func BenchmarkCrawlLoadLevelSizes(b *testing.B) {
+	benchmarkCrawlLoadAgainst(b, BadgerOptions{levelMultiplier: 4}, "x4")
+}
+
+// benchmarkCrawlLoadAgainst writes the polls into a store of the
+// package's settings and into one opened with other, and reports both
+// runs' polls/s and bytes compacted a poll, the latter's under name, with
+// their ratios.
+func benchmarkCrawlLoadAgainst(b *testing.B, other BadgerOptions, name string) {
 	polls := loadPolls()
 	for b.Loop() {
 		ours, oursCompacted := crawlLoad(b, polls, BadgerOptions{})
-		four, fourCompacted := crawlLoad(b, polls, BadgerOptions{levelMultiplier: 4})
+		theirs, theirsCompacted := crawlLoad(b, polls, other)
 		b.ReportMetric(ours, "polls/s")
-		b.ReportMetric(four, "polls/s-x4")
-		b.ReportMetric(four/ours, "x-x4")
+		b.ReportMetric(theirs, "polls/s-"+name)
+		b.ReportMetric(theirs/ours, "x-"+name)
 		b.ReportMetric(oursCompacted, "compacted-B/poll")
-		b.ReportMetric(fourCompacted, "compacted-B/poll-x4")
+		b.ReportMetric(theirsCompacted, "compacted-B/poll-"+name)
 		if oursCompacted > 0 { // too few polls compact nothing
-			b.ReportMetric(fourCompacted/oursCompacted, "compacted-x-x4")
+			b.ReportMetric(theirsCompacted/oursCompacted, "compacted-x-"+name)
 		}
 	}
 }

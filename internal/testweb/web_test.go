@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -164,5 +165,27 @@ func TestPageLookup(t *testing.T) {
 	}
 	if u := w.Create(0); h.page(strings.TrimPrefix(u, h.URL)) == nil {
 		t.Errorf("a created page %s is not found", u)
+	}
+}
+
+// BenchmarkWebMemory reports the heap bytes and objects a page of a web
+// built as `cocrawl testweb` builds it takes (the scale runs' web held 25
+// million pages).
+func BenchmarkWebMemory(b *testing.B) {
+	const hosts, pages = 200, 5000
+	for b.Loop() {
+		runtime.GC()
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		w, err := Start(Config{Hosts: hosts, PagesPerHost: pages, RobotsEvery: 5, CrawlDelay: time.Second,
+			NoLastModifiedEvery: 4, LinksPerPage: 5, Seed: 1, NoRequestLog: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/(hosts*pages), "B/page")
+		b.ReportMetric(float64(after.HeapObjects-before.HeapObjects)/(hosts*pages), "objects/page")
+		w.Close()
 	}
 }
