@@ -199,6 +199,20 @@ func (c *Crawler) Load() (int, error) {
 		// from now on spill.
 		spill := c.f.spill
 		c.f.spill, c.f.placeLater = nil, true
+		if e, ok := c.fstore.(tableEstimator); ok {
+			// Sized for the keys first: a map that grows as it loads
+			// rehashes each segment again and again (BenchmarkFill: four
+			// times the time). Under the estimate, which counts deleted
+			// keys too (about a third of a crawl's backlog); what is left
+			// grows as it comes.
+			parked, spilled := e.estimateKeys()
+			if c.f.park != nil {
+				c.f.park.at.Reserve(parked * 7 / 8)
+			}
+			if spill != nil {
+				spill.ranked.Reserve(spilled * 3 / 4)
+			}
+		}
 		// Both key scans read ahead from the start, each on a goroutine
 		// of its own, while the keys before them are counted.
 		var parked, spilled *keysAhead

@@ -35,6 +35,23 @@ type StoredFrontier struct {
 	Revisits ParkTable
 }
 
+// tableEstimator is a FrontierStore that can say, before a load, about
+// how many keys its parked and backlog tables hold.
+type tableEstimator interface{ estimateKeys() (parked, spilled int) }
+
+// keyEstimator is a table that can say so (webevents.Table.EstimateKeys).
+type keyEstimator interface{ EstimateKeys() int }
+
+func (f StoredFrontier) estimateKeys() (parked, spilled int) {
+	if t, ok := f.Revisits.(keyEstimator); ok {
+		parked = t.EstimateKeys()
+	}
+	if t, ok := f.Backlog.(keyEstimator); ok {
+		spilled = t.EstimateKeys()
+	}
+	return parked, spilled
+}
+
 func (f StoredFrontier) LoadFrontier(fn func(URLState) error) error {
 	return f.Table.Each(func(key string, v []byte) error {
 		s, err := decodeState(key, v)

@@ -153,3 +153,47 @@ func TestTableBatchScanAndGet(t *testing.T) {
 		t.Errorf("the backlog table reads the frontier's key: %v, %v", ok, err)
 	}
 }
+
+// EstimateKeys counts a table's keys from Badger's files, not the keys of
+// the tables beside it, and nothing before anything reached a file.
+func TestTableEstimateKeys(t *testing.T) {
+	dir := t.TempDir()
+	put := func(name TableName, n int) {
+		s, err := OpenBadger(dir, BadgerOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := s.Table(name).EstimateKeys(); got != 0 {
+			t.Errorf("table %s estimates %d keys before any was written", name, got)
+		}
+		for i := 0; i < n; i += 1000 {
+			var es []Entry
+			for j := i; j < i+1000; j++ {
+				es = append(es, Entry{Key: fmt.Sprintf("h%d.test\x00%08d", j%50, j), Value: []byte("x")})
+			}
+			if err := s.Table(name).Put(es...); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// Closing flushes the memtable into a file of this table's keys.
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put(TableBacklog, 60_000)
+	put(TableRevisits, 20_000)
+	s, err := OpenBadger(dir, BadgerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, c := range []struct {
+		name TableName
+		want int
+	}{{TableBacklog, 60_000}, {TableRevisits, 20_000}, {TablePeers, 0}} {
+		// A file that also holds the store's own keys (m/) counts half.
+		if got := s.Table(c.name).EstimateKeys(); got < c.want/2 || got > c.want {
+			t.Errorf("table %s estimates %d keys, holds %d", c.name, got, c.want)
+		}
+	}
+}

@@ -203,12 +203,30 @@ func (s *segment[V]) put(h, k uint64, v V) bool {
 	}
 }
 
+// Reserve makes room for about n keys in all, spread over the segments as
+// keys spread (evenly), so that loading that many grows no segment on the
+// way: each growth rehashes the segment, and a restart that filled two
+// maps with 21 million keys spent 15 of its 52 s of CPU growing them.
+func (m *Map[V]) Reserve(n int) {
+	per := n / nSegs
+	for i := range m.segs {
+		if s := &m.segs[i]; per*loadDen > len(s.slots)*loadNum {
+			s.growTo(i, per)
+		}
+	}
+	runtime.KeepAlive(m)
+}
+
 // grow moves segment seg's keys to its next size (nextSize) that holds one
 // more key within the load.
-func (s *segment[V]) grow(seg int) {
+func (s *segment[V]) grow(seg int) { s.growTo(seg, s.n+1) }
+
+// growTo moves segment seg's keys to the first of its sizes that holds
+// keys keys within the load.
+func (s *segment[V]) growTo(seg, keys int) {
 	old, oldMem := s.slots, s.mem
 	n := nextSize(seg, len(old))
-	for (s.n+1)*loadDen > n*loadNum {
+	for keys*loadDen > n*loadNum {
 		n = nextSize(seg, n)
 	}
 	s.slots, s.mem = allocSlots[V](n)

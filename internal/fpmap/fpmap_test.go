@@ -332,3 +332,75 @@ func BenchmarkCycleMiss(b *testing.B) {
 		})
 	}
 }
+
+// A map reserved for n keys takes n keys without growing a segment, and
+// a reserve on a map that holds keys keeps them.
+func TestReserve(t *testing.T) {
+	defer func(was int) { mapFrom = was }(mapFrom)
+	mapFrom = 4 << 10
+	r := rand.New(rand.NewPCG(3, 4))
+	m, want := New[uint64](), map[uint64]uint64{}
+	for range 1000 {
+		k, v := r.Uint64(), r.Uint64()
+		m.Set(k, v)
+		want[k] = v
+	}
+	const n = 200_000
+	m.Reserve(n)
+	var sizes [nSegs]int
+	for i := range m.segs {
+		sizes[i] = len(m.segs[i].slots)
+	}
+	check(t, m, want, nil)
+	// Keys spread over the segments unevenly: a few per cent under the
+	// reserve, none should grow.
+	for len(want) < n*9/10 {
+		k, v := r.Uint64(), r.Uint64()
+		m.Set(k, v)
+		want[k] = v
+	}
+	grown := 0
+	for i := range m.segs {
+		if len(m.segs[i].slots) != sizes[i] {
+			grown++
+		}
+	}
+	if grown > 0 {
+		t.Errorf("%d of %d segments grew under their reserve", grown, nSegs)
+	}
+	check(t, m, want, []uint64{r.Uint64(), r.Uint64()})
+	before := m.Bytes()
+	m.Reserve(n / 2) // less than it holds: nothing to do
+	if m.Bytes() != before {
+		t.Errorf("a smaller reserve changed the map's bytes: %d to %d", before, m.Bytes())
+	}
+}
+
+// BenchmarkFill fills a map with 4 million random keys, growing as it
+// goes and reserved first (Reserve), as a restart loads its parked URLs.
+func BenchmarkFill(b *testing.B) {
+	const n = 4_000_000
+	keys := make([]uint64, n)
+	r := rand.New(rand.NewPCG(5, 6))
+	for i := range keys {
+		keys[i] = r.Uint64()
+	}
+	for _, reserve := range []bool{false, true} {
+		name := "grown"
+		if reserve {
+			name = "reserved"
+		}
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				m := New[uint64]()
+				if reserve {
+					m.Reserve(n)
+				}
+				for _, k := range keys {
+					m.Set(k, k)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/key")
+		})
+	}
+}
