@@ -52,6 +52,10 @@ type BadgerOptions struct {
 	// levelMultiplier replaces levelSizeMultiplier when not 0: for
 	// BenchmarkCrawlLoadLevelSizes.
 	levelMultiplier int
+	// noOriginIndex writes no origin index (o/ and i/): for
+	// BenchmarkCrawlLoadOriginIndex, which measures what the index costs
+	// the tree. A store so written answers a filter by reading whole days.
+	noOriginIndex bool
 }
 
 // ErrInUse is wrapped by OpenBadger's error when another process has the
@@ -88,6 +92,8 @@ type BadgerStore struct {
 	infos       dayInfos    // the day infos the last writes left, under mu
 	// appended wakes live readers after each write (notify.go)
 	appended appendSignal
+	// noOriginIndex: BadgerOptions.noOriginIndex.
+	noOriginIndex bool
 }
 
 // valueThreshold is the size from which a value is kept in Badger's value
@@ -207,7 +213,7 @@ func OpenBadger(dir string, o BadgerOptions) (*BadgerStore, error) {
 		lock.Close()
 		return nil, fmt.Errorf("webevents: open store %s: %w", dir, err)
 	}
-	s := &BadgerStore{db: db, lock: lock, now: time.Now, done: make(chan struct{})}
+	s := &BadgerStore{db: db, lock: lock, now: time.Now, done: make(chan struct{}), noOriginIndex: o.noOriginIndex}
 	if need := o.MinFreeBytes; !o.InMemory && need >= 0 {
 		if need == 0 {
 			// Badger maps a value log at twice its file size and a

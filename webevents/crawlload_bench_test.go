@@ -14,7 +14,9 @@ import (
 // BenchmarkCrawlLoad writes the store's share of an exploring crawl's
 // polls, as `cocrawl run` makes them, into a store on disk: per poll its
 // web-event (Record: the current state, the day log, the origin's block
-// and day info), its URL parked with its state (about 180 bytes), a first
+// and day info; a record of a crawl's size with its digest, entity tag
+// and fingerprint, where until 2026-11-27 it had none and stayed in the
+// tree, under the value log's threshold), its URL parked with its state (about 180 bytes), a first
 // visit taken from the backlog and a new one spilled to it; 150 polls a
 // write, as the crawler's persister gathers them. It does so with the
 // store's value threshold and with the 1 KiB one it had before, one after
@@ -78,6 +80,15 @@ func BenchmarkCrawlLoadLevelSizes(b *testing.B) {
 	benchmarkCrawlLoadAgainst(b, BadgerOptions{levelMultiplier: 4}, "x4")
 }
 
+// BenchmarkCrawlLoadOriginIndex writes BenchmarkCrawlLoad's polls with
+// the origin index (an o/ block and an i/ info for each origin each
+// commit touches, spec section 7.7) and without it: what the index costs
+// the tree that compactions rewrite, where a commit touches most origins
+// once.
+func BenchmarkCrawlLoadOriginIndex(b *testing.B) {
+	benchmarkCrawlLoadAgainst(b, BadgerOptions{noOriginIndex: true}, "no-origins")
+}
+
 // benchmarkCrawlLoadAgainst writes the polls into a store of the
 // package's settings and into one opened with other, and reports both
 // runs' polls/s and bytes compacted a poll, the latter's under name, with
@@ -139,7 +150,11 @@ func crawlLoad(b *testing.B, polls int, o BadgerOptions) (pollsPerS, compactedPe
 			h := r.IntN(hosts)
 			host := fmt.Sprintf("h%d.test:%d", h, 28000+h)
 			u := fmt.Sprintf("http://%s/p/%d", host, p+i)
-			events = append(events, Event{URL: u, Size: 1000 + int64(r.IntN(9000)), LMD: now.Unix() - 3600, LPD: now.Unix(), CID: "a:1 A/1", Stat: Create})
+			// A record of a crawl's size (about 180 bytes, above the value
+			// log's threshold): its digest, entity tag and fingerprint.
+			events = append(events, Event{URL: u, Size: 1000 + int64(r.IntN(9000)), LMD: now.Unix() - 3600, LPD: now.Unix(), CID: "a:1 A/1", Stat: Create,
+				Digest: fmt.Sprintf("sha256:%016x%016x%016x%016x", r.Uint64(), r.Uint64(), r.Uint64(), r.Uint64()),
+				ETag:   fmt.Sprintf(`"%x"`, r.Uint64()), Fingerprint: fmt.Sprintf("simhash64:%016x", r.Uint64())})
 			fp := r.Uint64()
 			due := binary.BigEndian.AppendUint32(nil, uint32(now.Unix())+uint32(r.IntN(7200)))
 			parks = append(parks, Entry{host + "\x00" + string(due) + string(binary.BigEndian.AppendUint64(nil, fp)), state})
