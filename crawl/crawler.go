@@ -204,7 +204,7 @@ func (c *Crawler) Load() (int, error) {
 			// rehashes each segment again and again (BenchmarkFill: four
 			// times the time). Under the estimate, which counts deleted
 			// keys too (about a third of a crawl's backlog); what is left
-			// grows as it comes.
+			// grows as it comes, and what was too much is trimmed below.
 			parked, spilled := e.estimateKeys()
 			if c.f.park != nil {
 				c.f.park.at.Reserve(parked * 7 / 8)
@@ -251,6 +251,14 @@ func (c *Crawler) Load() (int, error) {
 			}
 		}
 		c.f.placeAll()
+		// What the estimates reserved beyond the keys that came (deleted
+		// keys not yet compacted away) is given back.
+		if c.f.park != nil {
+			c.f.park.at.Trim()
+		}
+		if c.f.spill != nil {
+			c.f.spill.ranked.Trim()
+		}
 		if err != nil {
 			return 0, fmt.Errorf("crawl: load frontier: %w", err)
 		}

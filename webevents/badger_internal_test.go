@@ -158,3 +158,43 @@ func TestCompactionCounterIsBadgers(t *testing.T) {
 		t.Fatalf("Badger registers no expvar map %q", badgerCompactionWritten)
 	}
 }
+
+// A store opened without the origin index (to measure what it costs)
+// writes no o/ or i/ key, and says its days are not indexed, so that a
+// reader filters the whole day as for a day an older build began.
+func TestStoreWithoutOriginIndex(t *testing.T) {
+	s, err := OpenBadger(t.TempDir(), BadgerOptions{noOriginIndex: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	const day = 20000
+	var events []Event
+	for _, p := range []string{"a", "b", "c"} {
+		events = append(events, Event{URL: "http://site.example/" + p, Size: 1, LMD: 800000000, LPD: DayStart(day) + 60, CID: "c", Stat: Create})
+	}
+	if err := s.Record(events); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.OriginDayInfo(day, "http://site.example"); !errors.Is(err, ErrDayNotIndexed) {
+		t.Errorf("OriginDayInfo: %v, want ErrDayNotIndexed", err)
+	}
+	for _, prefix := range [][]byte{prefixOrigin, prefixOrgDay} {
+		n := 0
+		err := s.db.View(func(txn *badger.Txn) error {
+			it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix})
+			defer it.Close()
+			for it.Rewind(); it.Valid(); it.Next() {
+				n++
+			}
+			return nil
+		})
+		if err != nil || n != 0 {
+			t.Errorf("%d keys under %s (%v), want none", n, prefix, err)
+		}
+	}
+	n := 0
+	if err := s.ReadDay(day, 0, func(int64, Event) error { n++; return nil }); err != nil || n != 3 {
+		t.Errorf("the day itself: %d records (%v), want 3", n, err)
+	}
+}

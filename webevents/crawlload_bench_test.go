@@ -16,8 +16,8 @@ import (
 // web-event (Record: the current state, the day log, the origin's block
 // and day info; a record of a crawl's size with its digest, entity tag
 // and fingerprint, where until 2026-11-27 it had none and stayed in the
-// tree, under the value log's threshold), its URL parked with its state (about 180 bytes), a first
-// visit taken from the backlog and a new one spilled to it; 150 polls a
+// tree, under the value log's threshold), its URL parked with its state
+// (about 180 bytes), a first visit taken from the backlog and a new one spilled to it; 150 polls a
 // write, as the crawler's persister gathers them. It does so with the
 // store's value threshold and with the 1 KiB one it had before, one after
 // the other, and reports the polls/s of each over the last fifth of the

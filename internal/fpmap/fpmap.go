@@ -211,21 +211,45 @@ func (m *Map[V]) Reserve(n int) {
 	per := n / nSegs
 	for i := range m.segs {
 		if s := &m.segs[i]; per*loadDen > len(s.slots)*loadNum {
-			s.growTo(i, per)
+			s.moveTo(i, len(s.slots), per)
 		}
 	}
 	runtime.KeepAlive(m)
 }
 
+// Trim gives back what a Reserve took beyond the keys that came: a segment
+// more than twice the size it would have grown to for its keys moves to
+// that size. (A restart reserves from key counts that include deleted
+// keys, which a store holds many of after a crawl took most of a table.)
+func (m *Map[V]) Trim() {
+	for i := range m.segs {
+		s := &m.segs[i]
+		if fit := sizeFor(i, s.n+1); len(s.slots) > 2*fit {
+			s.moveTo(i, 0, s.n+1)
+		}
+	}
+	runtime.KeepAlive(m)
+}
+
+// sizeFor is the first of segment seg's sizes that holds keys keys within
+// the load.
+func sizeFor(seg, keys int) int {
+	n := nextSize(seg, 0)
+	for keys*loadDen > n*loadNum {
+		n = nextSize(seg, n)
+	}
+	return n
+}
+
 // grow moves segment seg's keys to its next size (nextSize) that holds one
 // more key within the load.
-func (s *segment[V]) grow(seg int) { s.growTo(seg, s.n+1) }
+func (s *segment[V]) grow(seg int) { s.moveTo(seg, len(s.slots), s.n+1) }
 
-// growTo moves segment seg's keys to the first of its sizes that holds
-// keys keys within the load.
-func (s *segment[V]) growTo(seg, keys int) {
+// moveTo moves segment seg's keys to the first of its sizes above from
+// that holds keys keys within the load.
+func (s *segment[V]) moveTo(seg, from, keys int) {
 	old, oldMem := s.slots, s.mem
-	n := nextSize(seg, len(old))
+	n := nextSize(seg, from)
 	for keys*loadDen > n*loadNum {
 		n = nextSize(seg, n)
 	}

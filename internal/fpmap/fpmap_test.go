@@ -371,8 +371,42 @@ func TestReserve(t *testing.T) {
 	check(t, m, want, []uint64{r.Uint64(), r.Uint64()})
 	before := m.Bytes()
 	m.Reserve(n / 2) // less than it holds: nothing to do
+	m.Trim()         // about as full as it would have grown: nothing to do
 	if m.Bytes() != before {
-		t.Errorf("a smaller reserve changed the map's bytes: %d to %d", before, m.Bytes())
+		t.Errorf("a smaller reserve and a trim changed the map's bytes: %d to %d", before, m.Bytes())
+	}
+}
+
+// A map reserved for far more keys than came gives the room back when
+// trimmed, and keeps its keys.
+func TestTrim(t *testing.T) {
+	defer func(was int) { mapFrom = was }(mapFrom)
+	mapFrom = 4 << 10
+	r := rand.New(rand.NewPCG(7, 8))
+	grown, m, want := New[uint32](), New[uint32](), map[uint64]uint32{}
+	m.Reserve(2_000_000)
+	for range 20_000 {
+		k, v := r.Uint64(), r.Uint32()
+		m.Set(k, v)
+		grown.Set(k, v)
+		want[k] = v
+	}
+	reserved := m.Bytes()
+	m.Trim()
+	if m.Bytes() > 2*grown.Bytes() || m.Bytes() >= reserved/10 {
+		t.Errorf("trimmed to %d bytes from %d; grown key by key, %d", m.Bytes(), reserved, grown.Bytes())
+	}
+	if m.Len() != len(want) {
+		t.Fatalf("Len %d after a trim, want %d", m.Len(), len(want))
+	}
+	for k, v := range want {
+		if got, ok := m.Get(k); !ok || got != v {
+			t.Fatalf("Get(%#x) = %d, %v after a trim; want %d", k, got, ok, v)
+		}
+	}
+	m.Set(r.Uint64(), 1) // and takes keys again
+	if m.Len() != len(want)+1 {
+		t.Errorf("Len %d after a set, want %d", m.Len(), len(want)+1)
 	}
 }
 
