@@ -16,6 +16,7 @@ import (
 	"runtime"
 	"runtime/metrics"
 	"runtime/pprof"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -177,6 +178,10 @@ type ScaleReport struct {
 	// million to the next: the speed by the frontier's size, whatever
 	// the time it took to get there.
 	ByMillion []KnownWindow
+	// PastTenMillion is polls per second from the first sample with ten
+	// million URLs known or more to the crawl's last: the speed past 10
+	// million over all of it, beside its windows; 0 if it never got there.
+	PastTenMillion float64
 	// Restart: how long the stored frontier took to load, and until the
 	// first poll after it.
 	RestartLoad, RestartFirstPoll time.Duration
@@ -545,6 +550,24 @@ func (r *ScaleReport) summarise() {
 	r.FirstRate = rateOver(r.Samples, 0, window)
 	r.LastRate = rateOver(r.Samples, end.At-window, end.At)
 	r.ByMillion = byMillion(r.Samples)
+	r.PastTenMillion = rateFromKnown(r.Samples, tenMillion, r.Config.Run)
+}
+
+const tenMillion = 10_000_000
+
+// rateFromKnown is polls per second from the first sample with known URLs
+// or more to the last taken within run (the samples after it are the
+// stop's), or 0 without two such samples.
+func rateFromKnown(ss []ScaleSample, known int64, run time.Duration) float64 {
+	i := slices.IndexFunc(ss, func(s ScaleSample) bool { return s.Known >= known })
+	j := len(ss) - 1
+	for j > i && run > 0 && ss[j].At > run {
+		j--
+	}
+	if i < 0 || j <= i || ss[j].At <= ss[i].At {
+		return 0
+	}
+	return float64(ss[j].Polls-ss[i].Polls) / (ss[j].At - ss[i].At).Seconds()
 }
 
 // KnownWindow is the polls per second from the first sample with From
@@ -788,6 +811,19 @@ func (r *ScaleReport) Print(out io.Writer) {
 			fmt.Fprintf(out, " %d-%dM %.0f (%.2fx)", w.From/1e6, w.To/1e6, w.Rate, w.Rate/base.Rate)
 		}
 		fmt.Fprintln(out)
+		if r.PastTenMillion > 0 {
+			lo, hi := math.Inf(1), math.Inf(-1)
+			for _, w := range r.ByMillion {
+				if w.From >= tenMillion {
+					lo, hi = min(lo, w.Rate/base.Rate), max(hi, w.Rate/base.Rate)
+				}
+			}
+			fmt.Fprintf(out, "polls per second past 10 million URLs known: %.0f (%.2fx)", r.PastTenMillion, r.PastTenMillion/base.Rate)
+			if !math.IsInf(lo, 1) {
+				fmt.Fprintf(out, ", its windows %.2fx to %.2fx", lo, hi)
+			}
+			fmt.Fprintln(out)
+		}
 		if base.cpuKnown {
 			fmt.Fprintf(out, "CPU per poll by millions of URLs known, the crawler's (against %d-%d million) and the web's:", base.From/1e6, base.To/1e6)
 			for i, w := range r.ByMillion {

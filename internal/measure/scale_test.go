@@ -86,6 +86,43 @@ func TestScaleSpeedByMillions(t *testing.T) {
 	}
 }
 
+// Past ten million URLs the report gives the speed over all of it, from
+// the first sample there to the crawl's last (not the stop's), against
+// 1-2 million's, with the range of its windows.
+func TestScaleSpeedPastTenMillion(t *testing.T) {
+	var ss []ScaleSample
+	known, polls := int64(0), int64(0)
+	for i := 1; i <= 80; i++ {
+		rate := int64(5000) // 5,000 polls a second up to 10 million URLs, 4,000 after
+		if known >= 10_000_000 {
+			rate = 4000
+		}
+		polls += 10 * rate
+		known += 30 * rate
+		ss = append(ss, ScaleSample{At: time.Duration(i) * 10 * time.Second, Known: known, Polls: polls})
+	}
+	// The stop's sample: hardly a poll.
+	ss = append(ss, ScaleSample{At: 810 * time.Second, Known: known, Polls: polls + 5})
+	r := &ScaleReport{Config: ScaleConfig{Run: 800 * time.Second}, Samples: ss}
+	r.summarise()
+	if math.Abs(r.PastTenMillion-4000) > 1 {
+		t.Errorf("past 10 million at %.1f polls/s, want 4000", r.PastTenMillion)
+	}
+	var out strings.Builder
+	r.Print(&out)
+	if !strings.Contains(out.String(), "past 10 million URLs known: 4000 (0.80x), its windows 0.80x to 0.80x") {
+		t.Errorf("the report does not give the speed past 10 million:\n%s", out.String())
+	}
+	// A crawl that stayed below says nothing of it.
+	r = &ScaleReport{Config: ScaleConfig{Run: 300 * time.Second}, Samples: ss[:30]}
+	r.summarise()
+	out.Reset()
+	r.Print(&out)
+	if r.PastTenMillion != 0 || strings.Contains(out.String(), "past 10 million") {
+		t.Errorf("a crawl to %d URLs reports a speed past 10 million: %.0f\n%s", ss[29].Known, r.PastTenMillion, out.String())
+	}
+}
+
 // A crawl that goes on from the store of a web it knows whole learns next
 // to no URLs: the report gives no memory per URL, nor a projection, rather
 // than megabytes of the collector's swings divided by a few URLs.
