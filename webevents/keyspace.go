@@ -139,8 +139,10 @@ type Table struct {
 // one that spans the whole prefix not at all (a table that small is not
 // worth sizing for), nor do the memtables. Deleted keys and older versions
 // not yet compacted away count, so for a large table it errs high (a
-// crawl's backlog holds a tombstone for about every third key). For sizing
-// what a scan of the table will fill, before the scan.
+// crawl's backlog holds a tombstone for about every third key), and so may
+// a compaction in flight, whose files can show for a moment on both the
+// level it reads and the one it writes. For sizing what a scan of the
+// table will fill, before the scan.
 func (t *Table) EstimateKeys() int {
 	end := append([]byte{}, t.prefix...)
 	end[len(end)-1]++ // every prefix ends in '/'
