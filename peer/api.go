@@ -134,6 +134,9 @@ func (p *Peer) Status(history bool) Status {
 	st.Signals = p.crawler.SignalStats()
 	cs := cst
 	st.StoreFailures += cs.Errors["store"] // the crawler's writes of what it polled
+	if ix, ok := p.stores.Events.(interface{ IndexFailures() int64 }); ok {
+		st.StoreFailures += ix.IndexFailures() // the origin index's passes (webevents)
+	}
 	if err := p.crawler.StoreError(); err != nil {
 		st.StoreError, st.StoreFailedAt = err.Error(), now
 	}

@@ -94,6 +94,7 @@ type BadgerStore struct {
 	appended appendSignal
 	// noOriginIndex: BadgerOptions.noOriginIndex.
 	noOriginIndex bool
+	index         originIndex // written behind the day logs (badger_index.go)
 }
 
 // valueThreshold is the size from which a value is kept in Badger's value
@@ -214,6 +215,7 @@ func OpenBadger(dir string, o BadgerOptions) (*BadgerStore, error) {
 		return nil, fmt.Errorf("webevents: open store %s: %w", dir, err)
 	}
 	s := &BadgerStore{db: db, lock: lock, now: time.Now, done: make(chan struct{}), noOriginIndex: o.noOriginIndex}
+	s.index.lg, s.index.wake, s.index.done = lg, make(chan struct{}, 1), make(chan struct{})
 	if need := o.MinFreeBytes; !o.InMemory && need >= 0 {
 		if need == 0 {
 			// Badger maps a value log at twice its file size and a
@@ -227,6 +229,9 @@ func OpenBadger(dir string, o BadgerOptions) (*BadgerStore, error) {
 	}
 	if s.id, err = s.loadID(); err == nil {
 		err = s.openGeneration()
+	}
+	if err == nil {
+		err = s.pendAll()
 	}
 	if err != nil {
 		db.Close()
@@ -242,6 +247,7 @@ func OpenBadger(dir string, o BadgerOptions) (*BadgerStore, error) {
 		interval = 10 * time.Minute
 	}
 	go s.gcLoop(ctx, interval, o.InMemory)
+	go s.indexLoop(ctx)
 	return s, nil
 }
 
@@ -335,16 +341,19 @@ func (s *BadgerStore) openGeneration() error {
 	return nil
 }
 
-// Close stops garbage collection and closes the database.
+// Close stops garbage collection, brings the origin index up to the day
+// logs, and closes the database.
 func (s *BadgerStore) Close() error {
 	s.stop()
 	<-s.done
+	<-s.index.done
 	<-s.knownLoaded
-	// The clean mark goes with the last writes: Close flushes and syncs it.
 	s.mu.Lock()
+	defer s.mu.Unlock()
+	index := s.indexPending()
+	// The clean mark goes with the last writes: Close flushes and syncs it.
 	mark := s.db.Update(func(txn *badger.Txn) error { return txn.Set(keyClean, nil) })
-	s.mu.Unlock()
-	return errors.Join(mark, s.db.Close(), s.lock.Close())
+	return errors.Join(index, mark, s.db.Close(), s.lock.Close())
 }
 
 func encodeDayInfo(d *DayInfo) []byte {

@@ -66,7 +66,10 @@ func (s *BadgerStore) expireDays(keepFrom int64) (days int, records int64, err e
 	}
 	s.mu.Lock() // writers wait: a day's log and its info go together
 	defer s.mu.Unlock()
+	s.index.mu.Lock() // and the origin index's passes
+	defer s.index.mu.Unlock()
 	defer s.infos.clear() // the dropped days' infos go with them
+	defer s.index.forget(old)
 	var prefixes [][]byte
 	for _, day := range old {
 		prefixes = append(prefixes, logKey(day, 0)[:len(prefixLog)+4], dayKey(day), originLogPrefix(day, ""), originDayKey(day, ""))

@@ -180,17 +180,8 @@ func TestStoreWithoutOriginIndex(t *testing.T) {
 		t.Errorf("OriginDayInfo: %v, want ErrDayNotIndexed", err)
 	}
 	for _, prefix := range [][]byte{prefixOrigin, prefixOrgDay} {
-		n := 0
-		err := s.db.View(func(txn *badger.Txn) error {
-			it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix})
-			defer it.Close()
-			for it.Rewind(); it.Valid(); it.Next() {
-				n++
-			}
-			return nil
-		})
-		if err != nil || n != 0 {
-			t.Errorf("%d keys under %s (%v), want none", n, prefix, err)
+		if n := keysUnder(t, s, prefix); n != 0 {
+			t.Errorf("%d keys under %s, want none", n, prefix)
 		}
 	}
 	n := 0

@@ -35,7 +35,7 @@ func (s *BadgerStore) Merge(events []Event, c *Cursor) (MergeResult, error) {
 	w := s.newWriter()
 	defer func() { w.txn.Discard() }()
 	committed := false
-	defer func() { s.infos.keep(w, committed) }()
+	defer func() { s.infos.keep(w, committed); s.index.wrote(w) }()
 	var commits commitGroup
 	known := prefetch(readers, s.mayHold, events[:min(len(events), mergePart)])
 	if known.err != nil {

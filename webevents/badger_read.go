@@ -110,29 +110,41 @@ func (s *BadgerStore) ReadDay(day, from int64, fn func(int64, Event) error) erro
 // has none; the error is ErrDayNotIndexed when an older build began the
 // day, so that only a read of the whole day finds them.
 func (s *BadgerStore) OriginDayInfo(day int64, origin string) (DayInfo, bool, error) {
-	d := DayInfo{Day: day}
+	i := originInfo{DayInfo: DayInfo{Day: day}}
 	var ok bool
-	err := s.db.View(func(txn *badger.Txn) error {
-		it, err := txn.Get(originDayKey(day, origin))
-		if err == nil {
-			ok = true
-			return it.Value(func(v []byte) error { return decodeDayInfo(v, &d) })
-		}
-		if !errors.Is(err, badger.ErrKeyNotFound) {
-			return err
-		}
-		if _, err := txn.Get(originDayKey(day, "")); !errors.Is(err, badger.ErrKeyNotFound) {
-			return err // nil: indexed, and none of origin
-		}
-		if _, err := txn.Get(dayKey(day)); !errors.Is(err, badger.ErrKeyNotFound) {
-			return cmp.Or(err, ErrDayNotIndexed)
-		}
-		return nil
-	})
+	err := s.catchUp(day)
+	if err == nil {
+		err = s.db.View(func(txn *badger.Txn) error {
+			it, err := txn.Get(originDayKey(day, origin))
+			if err == nil {
+				ok = true
+				return it.Value(func(v []byte) error { return decodeOriginInfo(v, &i) })
+			}
+			if !errors.Is(err, badger.ErrKeyNotFound) {
+				return err
+			}
+			return dayIndexed(txn, day)
+		})
+	}
 	if err != nil && !errors.Is(err, ErrDayNotIndexed) {
 		err = fmt.Errorf("webevents: origin day info: %w", err)
 	}
-	return d, ok, err
+	return i.DayInfo, ok, err
+}
+
+// dayIndexed is nil for a day indexed by origin, ErrDayNotIndexed for one
+// that is not (begun by an older build, or by a store that writes no
+// index), and nil for a day that does not exist.
+func dayIndexed(txn *badger.Txn, day int64) error {
+	for _, k := range [][]byte{indexMarkKey(day), originDayKey(day, "")} {
+		if _, err := txn.Get(k); !errors.Is(err, badger.ErrKeyNotFound) {
+			return err // nil: indexed, and none of origin
+		}
+	}
+	if _, err := txn.Get(dayKey(day)); !errors.Is(err, badger.ErrKeyNotFound) {
+		return cmp.Or(err, ErrDayNotIndexed)
+	}
+	return nil
 }
 
 // ReadOriginDay is ReadDay for the records of day whose URLs have origin,
@@ -142,6 +154,9 @@ func (s *BadgerStore) ReadOriginDay(day int64, origin string, from int64, fn fun
 	if origin == "" {
 		return nil
 	}
+	if err := s.catchUp(day); err != nil {
+		return fmt.Errorf("webevents: read origin day: %w", err)
+	}
 	return s.db.View(func(txn *badger.Txn) error {
 		return readLog(txn, originLogPrefix(day, origin), from, fn)
 	})
@@ -150,6 +165,11 @@ func (s *BadgerStore) ReadOriginDay(day int64, origin string, from int64, fn fun
 // readLog calls fn with the entries of the log whose blocks are keyed by
 // prefix and a big-endian offset, from the one holding byte from on.
 func readLog(txn *badger.Txn, prefix []byte, from int64, fn func(int64, Event) error) error {
+	return readLogRecords(txn, prefix, from, func(off int64, _ []byte, e Event) error { return fn(off, e) })
+}
+
+// readLogRecords is readLog that also gives each entry's encoded bytes.
+func readLogRecords(txn *badger.Txn, prefix []byte, from int64, fn func(int64, []byte, Event) error) error {
 	key := func(off int64) []byte { return binary.BigEndian.AppendUint64(append([]byte{}, prefix...), uint64(off)) }
 	start := key(0)
 	if from > 0 {
@@ -167,13 +187,13 @@ func readLog(txn *badger.Txn, prefix []byte, from int64, fn func(int64, Event) e
 		item := it.Item()
 		off := int64(binary.BigEndian.Uint64(item.Key()[len(prefix):]))
 		err := item.Value(func(v []byte) error {
-			return decodeLog(v, func(e Event) error {
+			return decodeLogRecords(v, func(rec []byte, e Event) error {
 				at := off
 				off += int64(RecordLen(&e))
 				if off <= from {
 					return nil
 				}
-				return fn(at, e)
+				return fn(at, rec, e)
 			})
 		})
 		if err != nil {

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/dgraph-io/badger/v4"
 )
@@ -22,20 +21,9 @@ type writer struct {
 	size   int64
 	buf    []byte
 	urls   []string // URLs given a current state, not yet in the store's known filter
-	// indexed says, for each day touched, whether its log is indexed by
-	// origin: true for a day this store begins, false for one an older
-	// build began (its first records have no index).
-	indexed map[int64]bool
-	// The same per origin of an indexed day: its info, whether to write
-	// it, its block not yet set.
-	origins     map[originDay]*DayInfo
-	originDirty map[originDay]bool
-	originBlock map[originDay]*logBlock
-}
-
-type originDay struct {
-	day    int64
-	origin string
+	// written is the bytes the writer appended to day logs, for the
+	// origin index to know how far behind it falls (badger_index.go).
+	written int64
 }
 
 // logBlock is consecutive records of one day, or of one origin's records
@@ -52,8 +40,7 @@ type logBlock struct {
 const maxBlock = 32 << 10
 
 func (s *BadgerStore) newWriter() *writer {
-	return &writer{s: s, txn: s.db.NewTransaction(true), days: make(map[int64]*DayInfo), dirty: make(map[int64]bool), blocks: make(map[int64]*logBlock),
-		indexed: make(map[int64]bool), origins: make(map[originDay]*DayInfo), originDirty: make(map[originDay]bool), originBlock: make(map[originDay]*logBlock)}
+	return &writer{s: s, txn: s.db.NewTransaction(true), days: make(map[int64]*DayInfo), dirty: make(map[int64]bool), blocks: make(map[int64]*logBlock)}
 }
 
 func (w *writer) dayInfo(day int64) (*DayInfo, error) {
@@ -61,9 +48,8 @@ func (w *writer) dayInfo(day int64) (*DayInfo, error) {
 		return d, nil
 	}
 	if c, ok := w.s.infos.day(day); ok {
-		d := c.info
-		w.days[day], w.indexed[day] = &d, c.indexed
-		return &d, nil
+		w.days[day] = &c
+		return &c, nil
 	}
 	d := &DayInfo{Day: day}
 	it, err := w.txn.Get(dayKey(day))
@@ -73,22 +59,17 @@ func (w *writer) dayInfo(day int64) (*DayInfo, error) {
 		if err != nil {
 			return nil, err
 		}
-		_, err = w.txn.Get(originDayKey(day, ""))
-		switch {
-		case err == nil:
-			w.indexed[day] = true
-		case !errors.Is(err, badger.ErrKeyNotFound):
+		if err := w.moveOldIndexMark(d); err != nil {
 			return nil, err
 		}
 	case errors.Is(err, badger.ErrKeyNotFound):
 		// A day this store begins is indexed by origin from its first
-		// record; the mark goes with the day's first commit. (Not in a
-		// store opened to measure what the index costs.)
+		// record, behind the mark that goes with the day's first commit.
+		// (Not in a store opened to measure what the index costs.)
 		if !w.s.noOriginIndex {
-			if err := w.set(originDayKey(day, ""), []byte{}); err != nil {
+			if err := w.set(indexMarkKey(day), encodeOffset(0)); err != nil {
 				return nil, err
 			}
-			w.indexed[day] = true
 		}
 	default:
 		return nil, err
@@ -97,28 +78,24 @@ func (w *writer) dayInfo(day int64) (*DayInfo, error) {
 	return d, nil
 }
 
-// originInfo is the info of origin's records of day, read from the store
-// at the first touch (or as an earlier call left it: dayInfos).
-func (w *writer) originInfo(k originDay) (*DayInfo, error) {
-	if d := w.origins[k]; d != nil {
-		return d, nil
+// moveOldIndexMark turns the mark of a day an older build indexed as it
+// wrote (every record so far) into this build's, at the day's size: its
+// index goes on behind the log from there. The old mark goes, so that an
+// older build reading the store takes the day for one not indexed (and
+// reads the whole day) rather than trust an index that may lag.
+func (w *writer) moveOldIndexMark(d *DayInfo) error {
+	_, err := w.txn.Get(originDayKey(d.Day, ""))
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return nil
 	}
-	if c, ok := w.s.infos.origin(k); ok {
-		w.origins[k] = &c
-		return &c, nil
+	if err != nil {
+		return err
 	}
-	d := &DayInfo{Day: k.day}
-	it, err := w.txn.Get(originDayKey(k.day, k.origin))
-	switch {
-	case err == nil:
-		if err := it.Value(func(v []byte) error { return decodeDayInfo(v, d) }); err != nil {
-			return nil, err
-		}
-	case !errors.Is(err, badger.ErrKeyNotFound):
-		return nil, err
+	if err := w.set(indexMarkKey(d.Day), encodeOffset(d.Size)); err != nil {
+		return err
 	}
-	w.origins[k] = d
-	return d, nil
+	w.count++
+	return w.txn.Delete(originDayKey(d.Day, ""))
 }
 
 func (w *writer) set(k, v []byte) error {
@@ -162,39 +139,7 @@ func (w *writer) appendLog(e *Event) error {
 	d.Records++
 	d.Updated = w.s.now()
 	w.dirty[d.Day] = true
-	if len(b.buf) >= maxBlock {
-		if err := w.flushBlock(b); err != nil {
-			return err
-		}
-	}
-	if o := Origin(e.URL); o != "" && w.indexed[d.Day] {
-		return w.appendOrigin(originDay{d.Day, o}, n, d.Updated)
-	}
-	return nil
-}
-
-// appendOrigin appends the record in w.buf, n bytes in a day file, to its
-// origin's log of the day.
-func (w *writer) appendOrigin(k originDay, n int64, at time.Time) error {
-	d, err := w.originInfo(k)
-	if err != nil {
-		return err
-	}
-	b := w.originBlock[k]
-	if b == nil {
-		b = &logBlock{day: k.day, origin: k.origin, start: d.Size}
-		w.originBlock[k] = b
-		// seal sets the block and the origin's info after full() last
-		// looked: count them now, so a transaction of many origins stays
-		// within Badger's limits.
-		w.count += 2
-		w.size += 2*int64(len(prefixOrigin)+4+len(k.origin)+9) + 2*24 + 24
-	}
-	b.buf = appendToBlock(b.buf, w.buf)
-	d.Size += n
-	d.Records++
-	d.Updated = at
-	w.originDirty[k] = true
+	w.written += n
 	if len(b.buf) >= maxBlock {
 		return w.flushBlock(b)
 	}
@@ -219,10 +164,6 @@ func (w *writer) learn() {
 }
 
 func (w *writer) flushBlock(b *logBlock) error {
-	if b.origin != "" {
-		delete(w.originBlock, originDay{b.day, b.origin})
-		return w.set(originLogKey(b.day, b.origin, b.start), b.buf)
-	}
 	delete(w.blocks, b.day)
 	return w.set(logKey(b.day, b.start), b.buf)
 }
@@ -238,23 +179,12 @@ func (w *writer) seal() error {
 			return err
 		}
 	}
-	for _, b := range w.originBlock {
-		if err := w.flushBlock(b); err != nil {
-			return err
-		}
-	}
 	for day := range w.dirty {
 		if err := w.txn.Set(dayKey(day), encodeDayInfo(w.days[day])); err != nil {
 			return err
 		}
 	}
 	clear(w.dirty)
-	for k := range w.originDirty {
-		if err := w.txn.Set(originDayKey(k.day, k.origin), encodeDayInfo(w.origins[k])); err != nil {
-			return err
-		}
-	}
-	clear(w.originDirty)
 	return nil
 }
 
@@ -314,7 +244,7 @@ func (s *BadgerStore) Record(events []Event) error {
 	w := s.newWriter()
 	defer func() { w.txn.Discard() }()
 	committed := false
-	defer func() { s.infos.keep(w, committed) }()
+	defer func() { s.infos.keep(w, committed); s.index.wrote(w) }()
 	for i := range events {
 		if w.full() {
 			if err := w.commit(true); err != nil {

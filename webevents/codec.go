@@ -63,12 +63,18 @@ func appendToBlock(dst, rec []byte) []byte {
 
 // decodeLog calls fn with each event of a day-log value, in order.
 func decodeLog(b []byte, fn func(Event) error) error {
+	return decodeLogRecords(b, func(_ []byte, e Event) error { return fn(e) })
+}
+
+// decodeLogRecords is decodeLog that also gives each event's encoded
+// bytes (valid during the call), for the origin index to copy as they are.
+func decodeLogRecords(b []byte, fn func(rec []byte, e Event) error) error {
 	if len(b) > 0 && (b[0] == codecV1 || b[0] == codecV3) {
 		e, err := decodeBinary(b)
 		if err != nil {
 			return err
 		}
-		return fn(e)
+		return fn(b, e)
 	}
 	if len(b) < 2 || b[0] != codecBlock {
 		return errCorrupt
@@ -78,11 +84,12 @@ func decodeLog(b []byte, fn func(Event) error) error {
 		if n <= 0 || l > uint64(len(b)-n) {
 			return errCorrupt
 		}
-		e, err := decodeBinary(b[n : n+int(l)])
+		rec := b[n : n+int(l)]
+		e, err := decodeBinary(rec)
 		if err != nil {
 			return err
 		}
-		if err := fn(e); err != nil {
+		if err := fn(rec, e); err != nil {
 			return err
 		}
 		b = b[n+int(l):]

@@ -155,6 +155,16 @@ func TestSIGKILL(t *testing.T) {
 		if n != info.Records {
 			t.Fatalf("day %d: %d log entries, info says %d", d, n, info.Records)
 		}
+		// The origin index, written behind the log, catches up with it:
+		// every record of the site's, once.
+		oi, _, err := s.OriginDayInfo(storetest.Day0+d, "http://site.example")
+		var on int64
+		if err == nil {
+			err = s.ReadOriginDay(storetest.Day0+d, "http://site.example", 0, func(int64, webevents.Event) error { on++; return nil })
+		}
+		if err != nil || oi.Records != n || on != n || oi.Size != info.Size {
+			t.Fatalf("day %d: the origin index holds %d records (info %+v, %v), the log %d (info %+v)", d, on, oi, err, n, info)
+		}
 		logged += n
 	}
 	if logged < int64(acked+1) {

@@ -13,8 +13,8 @@ import (
 
 // BenchmarkCrawlLoad writes the store's share of an exploring crawl's
 // polls, as `cocrawl run` makes them, into a store on disk: per poll its
-// web-event (Record: the current state, the day log, the origin's block
-// and day info; a record of a crawl's size with its digest, entity tag
+// web-event (Record: the current state, the day log, and, behind it, the
+// origin's block and day info; a record of a crawl's size with its digest, entity tag
 // and fingerprint, where until 2026-11-27 it had none and stayed in the
 // tree, under the value log's threshold), its URL parked with its state
 // (about 180 bytes), a first visit taken from the backlog and a new one spilled to it; 150 polls a
@@ -81,10 +81,11 @@ func BenchmarkCrawlLoadLevelSizes(b *testing.B) {
 }
 
 // BenchmarkCrawlLoadOriginIndex writes BenchmarkCrawlLoad's polls with
-// the origin index (an o/ block and an i/ info for each origin each
-// commit touches, spec section 7.7) and without it: what the index costs
-// the tree that compactions rewrite, where a commit touches most origins
-// once.
+// the origin index (spec section 7.7; an o/ block and an i/ info for each
+// origin a pass finds, every 10 s behind the day log) and without it:
+// what the index costs the tree that compactions rewrite, where a commit
+// touches most origins once. Written with each commit, as until
+// 2026-11-27, it cost 977 against 581 bytes compacted a poll.
 func BenchmarkCrawlLoadOriginIndex(b *testing.B) {
 	benchmarkCrawlLoadAgainst(b, BadgerOptions{noOriginIndex: true}, "no-origins")
 }

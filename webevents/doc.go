@@ -14,7 +14,11 @@
 // their first entry in the day file the protocol serves, so a share server
 // can answer "Range: bytes=N-" by seeking to the block that holds byte N.
 // For that reason the canonical text of one record (AppendRecord) lives here
-// and not in package protocol, which owns the streaming codecs.
+// and not in package protocol, which owns the streaming codecs. Each record
+// is also appended to the log of its origin's day (a day file filtered to
+// one site); the Badger store writes those behind the day log, in passes
+// that gather some seconds of commits per origin (badger_index.go), and a
+// read of an origin's day waits for the pass that brings it up to date.
 //
 // Two stores implement the contract: Badger (OpenBadger) for real peers and an
 // in-memory one (NewMemStore) for tests. Both pass the conformance suite in

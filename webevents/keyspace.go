@@ -32,10 +32,14 @@ import (
 //	                                    records of one origin (Origin),
 //	                                    offset = byte offset in the
 //	                                    origin's filtered day file
-//	i/      i/<day u32><origin>         the origin's day info          webevents
-//	        i/<day u32>                 empty: the day is indexed by
-//	                                    origin (begun by a store that
-//	                                    writes o/ and i/)
+//	i/      i/<day u32><origin>         the origin's day info, and     webevents
+//	                                    the day-log offset its index
+//	                                    runs through (badger_index.go)
+//	        i/<day u32>\x00             the day is indexed by origin:
+//	                                    the day-log offset below which
+//	                                    every record is (u64)
+//	        i/<day u32>                 empty: indexed by an older build,
+//	                                    record by record as written
 //	f/      f/<url>                     frontier entry (binary, or     crawl, through Table(TableFrontier)
 //	                                    JSON in older stores)
 //	p/      p/<robots.shr URL>          peer-table row                 peer, through Table(TablePeers)
@@ -116,11 +120,17 @@ func originLogKey(day int64, origin string, off int64) []byte {
 }
 
 // originDayKey is the key of an origin's day info; with origin "" the key
-// that marks the day as indexed, and the prefix of all its origins' infos.
+// that marked the day as indexed in older builds, and the prefix of all
+// its origins' infos.
 func originDayKey(day int64, origin string) []byte {
 	k := binary.BigEndian.AppendUint32(append([]byte{}, prefixOrgDay...), uint32(day))
 	return append(k, origin...)
 }
+
+// indexMarkKey is the key of the day's index mark: the offset in the day
+// log below which every record is in its origin's log. An origin is a URL's
+// scheme and host, so no origin key begins with the zero byte.
+func indexMarkKey(day int64) []byte { return append(originDayKey(day, ""), 0) }
 
 func cursorKey(peer string) []byte { return append(append([]byte{}, prefixCursor...), peer...) }
 
