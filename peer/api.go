@@ -73,7 +73,8 @@ type Status struct {
 	// "own" for this peer's polls, else the peer merged from. Counted
 	// every half minute.
 	Held map[string]int64 `json:"held,omitempty"`
-	// Store failures (a full disk): how many, the last, and when; they
+	// Store failures (a full disk): how many, the last, and when, of its
+	// writes of merges and polls and of its origin index's passes; they
 	// are not blamed on the peer being merged from.
 	StoreFailures int64     `json:"store_failures"`
 	StoreError    string    `json:"store_error,omitempty"`
@@ -258,7 +259,7 @@ var (
 	descTimeRho   = prometheus.NewDesc("cocrawl_rho_seconds_total", "Time spent at each value of rho, rounded to 0.05.", []string{"rho"}, nil)
 	descChecks    = prometheus.NewDesc("cocrawl_spot_checks_total", "Spot-checks of peers' claims by verdict (asked: polls asked for).", []string{"verdict"}, nil)
 	descRolled    = prometheus.NewDesc("cocrawl_rolled_back_total", "URLs re-polled because the peer that gave their state was distrusted.", nil, nil)
-	descStore     = prometheus.NewDesc("cocrawl_store_failures_total", "Failures of this peer's own store during merges (a full disk): not blamed on the peer merged from.", nil, nil)
+	descStore     = prometheus.NewDesc("cocrawl_store_failures_total", "Failures of this peer's own store (a full disk): its writes of merges and polls, and the passes of its index by origin; not blamed on the peer merged from.", nil, nil)
 	descSitemaps  = prometheus.NewDesc("cocrawl_sitemap_reads_total", "Sitemap documents read, by outcome (ok, error).", []string{"outcome"}, nil)
 	descLastmods  = prometheus.NewDesc("cocrawl_sitemap_lastmods_total", "Sitemap lastmods that made a page due (hinted), and the polls' verdicts on them.", []string{"verdict"}, nil)
 	descPubHosts  = prometheus.NewDesc("cocrawl_sitemap_hosts", "Hosts whose sitemaps gave entries, and those whose lastmods are distrusted now.", []string{"state"}, nil)

@@ -56,6 +56,9 @@ type BadgerOptions struct {
 	// BenchmarkCrawlLoadOriginIndex, which measures what the index costs
 	// the tree. A store so written answers a filter by reading whole days.
 	noOriginIndex bool
+	// indexEvery replaces indexEvery when not 0: for tests that need the
+	// origin index behind the log.
+	indexEvery time.Duration
 }
 
 // ErrInUse is wrapped by OpenBadger's error when another process has the
@@ -247,7 +250,7 @@ func OpenBadger(dir string, o BadgerOptions) (*BadgerStore, error) {
 		interval = 10 * time.Minute
 	}
 	go s.gcLoop(ctx, interval, o.InMemory)
-	go s.indexLoop(ctx)
+	go s.indexLoop(ctx, cmp.Or(o.indexEvery, indexEvery))
 	return s, nil
 }
 

@@ -103,10 +103,10 @@ func (ix *originIndex) wrote(w *writer) {
 	}
 }
 
-// indexLoop runs the passes until ctx ends.
-func (s *BadgerStore) indexLoop(ctx context.Context) {
+// indexLoop runs the passes, every every, until ctx ends.
+func (s *BadgerStore) indexLoop(ctx context.Context, every time.Duration) {
 	defer close(s.index.done)
-	t := time.NewTicker(indexEvery)
+	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
 		select {
@@ -173,7 +173,11 @@ func (s *BadgerStore) catchUp(day int64) error {
 	}
 	s.index.mu.Lock()
 	defer s.index.mu.Unlock()
-	return s.indexDay(day)
+	if err := s.indexDay(day); err != nil {
+		s.index.failed.Add(1)
+		return err
+	}
+	return nil
 }
 
 // indexDay brings day's origin index up to its log as it is now, in steps
@@ -257,6 +261,11 @@ func (s *BadgerStore) indexStep(day int64) (bool, error) {
 	}
 	// The origins in key order: the transactions' keys then come in
 	// runs, as Badger's tree holds them.
+	// A nearly full disk takes no writes, these neither (space.go): the
+	// day stays behind until there is room, and its readers get the error.
+	if err := s.space.check(); err != nil {
+		return false, err
+	}
 	origins := make([]string, 0, len(step))
 	for o := range step {
 		origins = append(origins, o)
@@ -415,7 +424,7 @@ func decodeOriginInfo(v []byte, i *originInfo) error {
 	return errCorrupt
 }
 
-// IndexFailures counts the origin index's passes that failed to write: the
-// index of the day stays behind its log until a later pass, or a reader's,
-// succeeds.
+// IndexFailures counts the origin index's passes that failed to write (a
+// full disk): the day's index stays behind its log, and its readers filter
+// the whole day, until a later pass, or a reader's, succeeds.
 func (s *BadgerStore) IndexFailures() int64 { return s.index.failed.Load() }

@@ -3,11 +3,15 @@ package webevents
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/dgraph-io/badger/v4"
 )
 
 const indexTestDay = 20000
+
+// The tests open their stores with passes an hour apart, so that only
+// their own calls (a read, indexPending, a close) index.
 
 func indexTestEvent(origin string, i int) Event {
 	return Event{URL: fmt.Sprintf("http://%s.example/%d", origin, i), Size: int64(i), LMD: 800000000,
@@ -68,7 +72,7 @@ func checkOriginLog(t *testing.T, s *BadgerStore, origin string, want []Event) {
 // (here a reader's) writes each origin's records of many commits as one
 // block.
 func TestOriginIndexGathersCommits(t *testing.T) {
-	s, err := OpenBadger(t.TempDir(), BadgerOptions{})
+	s, err := OpenBadger(t.TempDir(), BadgerOptions{indexEvery: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +117,7 @@ func TestOriginIndexGathersCommits(t *testing.T) {
 // record twice, and indexes the origins it had not reached.
 func TestOriginIndexPassStoppedBeforeTheMark(t *testing.T) {
 	dir := t.TempDir()
-	s, err := OpenBadger(dir, BadgerOptions{})
+	s, err := OpenBadger(dir, BadgerOptions{indexEvery: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +182,7 @@ func TestOriginIndexPassStoppedBeforeTheMark(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	s, err = OpenBadger(dir, BadgerOptions{})
+	s, err = OpenBadger(dir, BadgerOptions{indexEvery: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,7 +195,7 @@ func TestOriginIndexPassStoppedBeforeTheMark(t *testing.T) {
 // origins' 24-byte infos) goes on behind the log from its size, and loses
 // the old mark, which an older build would take for an index up to date.
 func TestOriginIndexGoesOnFromAnOlderBuildsDay(t *testing.T) {
-	s, err := OpenBadger(t.TempDir(), BadgerOptions{})
+	s, err := OpenBadger(t.TempDir(), BadgerOptions{indexEvery: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -111,21 +111,23 @@ func (s *BadgerStore) ReadDay(day, from int64, fn func(int64, Event) error) erro
 // day, so that only a read of the whole day finds them.
 func (s *BadgerStore) OriginDayInfo(day int64, origin string) (DayInfo, bool, error) {
 	i := originInfo{DayInfo: DayInfo{Day: day}}
-	var ok bool
-	err := s.catchUp(day)
-	if err == nil {
-		err = s.db.View(func(txn *badger.Txn) error {
-			it, err := txn.Get(originDayKey(day, origin))
-			if err == nil {
-				ok = true
-				return it.Value(func(v []byte) error { return decodeOriginInfo(v, &i) })
-			}
-			if !errors.Is(err, badger.ErrKeyNotFound) {
-				return err
-			}
-			return dayIndexed(txn, day)
-		})
+	if err := s.catchUp(day); err != nil {
+		// The day's index is behind its log and cannot catch up (a
+		// full disk): a reader filters the whole day instead.
+		return i.DayInfo, false, fmt.Errorf("%w: its index is behind its log: %w", ErrDayNotIndexed, err)
 	}
+	var ok bool
+	err := s.db.View(func(txn *badger.Txn) error {
+		it, err := txn.Get(originDayKey(day, origin))
+		if err == nil {
+			ok = true
+			return it.Value(func(v []byte) error { return decodeOriginInfo(v, &i) })
+		}
+		if !errors.Is(err, badger.ErrKeyNotFound) {
+			return err
+		}
+		return dayIndexed(txn, day)
+	})
 	if err != nil && !errors.Is(err, ErrDayNotIndexed) {
 		err = fmt.Errorf("webevents: origin day info: %w", err)
 	}

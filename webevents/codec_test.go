@@ -1,6 +1,10 @@
 package webevents
 
-import "testing"
+import (
+	"bytes"
+	"testing"
+	"time"
+)
 
 // The stored value carries the attribution last; a value written before
 // attribution existed reads as the peer's own record.
@@ -72,5 +76,29 @@ func FuzzDecodeLog(f *testing.F) {
 	f.Add(appendBinary(nil, &e))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		_ = decodeLog(b, func(Event) error { return nil })
+	})
+}
+
+// FuzzDecodeOriginInfo: an origin's day info decodes from its 24 bytes (an
+// older build's) or 32 (with the offset its index runs through), encodes
+// back to the same bytes, and is refused at any other length.
+func FuzzDecodeOriginInfo(f *testing.F) {
+	i := originInfo{DayInfo: DayInfo{Size: 1234, Records: 5, Updated: time.Unix(1700000000, 42)}, through: 99}
+	f.Add(encodeOriginInfo(&i))
+	f.Add(encodeDayInfo(&i.DayInfo))
+	f.Add([]byte{1, 2, 3})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var got originInfo
+		err := decodeOriginInfo(b, &got)
+		switch {
+		case len(b) != 24 && len(b) != 32:
+			if err == nil {
+				t.Fatalf("decodeOriginInfo accepted %d bytes", len(b))
+			}
+		case err != nil:
+			t.Fatalf("decodeOriginInfo(%x): %v", b, err)
+		case len(b) == 32 && !bytes.Equal(encodeOriginInfo(&got), b):
+			t.Fatalf("%x decodes to %+v, which encodes to %x", b, got, encodeOriginInfo(&got))
+		}
 	})
 }

@@ -3,13 +3,14 @@ package webevents
 import (
 	"errors"
 	"testing"
+	"time"
 )
 
 // Issue 18, item 10: on a nearly full disk writes are refused with
 // ErrNoSpace before Badger can grow a memory-mapped file the disk cannot
 // back (SIGBUS); what is stored stays, and writes resume with space.
 func TestWritesRefusedOnAFullDisk(t *testing.T) {
-	s, err := OpenBadger(t.TempDir(), BadgerOptions{})
+	s, err := OpenBadger(t.TempDir(), BadgerOptions{indexEvery: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +39,18 @@ func TestWritesRefusedOnAFullDisk(t *testing.T) {
 	if _, ok, _ := s.Get(e.URL); !ok {
 		t.Fatal("what was stored before is gone")
 	}
+	// The origin index, behind the day log, cannot catch up: a reader
+	// is told to filter the whole day, and the failure is counted.
+	if _, _, err := s.OriginDayInfo(e.Day(), "http://a.example"); !errors.Is(err, ErrDayNotIndexed) || !errors.Is(err, ErrNoSpace) {
+		t.Fatalf("an origin's day with its index behind on a full disk: %v", err)
+	}
+	if s.IndexFailures() == 0 {
+		t.Error("the index's failed pass was not counted")
+	}
 	free = 1 << 40
+	if info, ok, err := s.OriginDayInfo(e.Day(), "http://a.example"); err != nil || !ok || info.Records != 1 {
+		t.Fatalf("an origin's day once there is room: %+v %v %v", info, ok, err)
+	}
 	if err := s.Record([]Event{e2}); err != nil {
 		t.Fatalf("writes did not resume with space: %v", err)
 	}
