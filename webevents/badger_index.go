@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -123,22 +124,13 @@ func (s *BadgerStore) indexLoop(ctx context.Context, every time.Duration) {
 func (s *BadgerStore) indexPending() error {
 	ix := &s.index
 	ix.pendMu.Lock()
-	days := make(map[int64]uint64, len(ix.pending))
-	for day, n := range ix.pending {
-		days[day] = n
-	}
+	days := maps.Clone(ix.pending)
 	ix.behind = 0
 	ix.pendMu.Unlock()
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	var errs []error
-	for _, day := range slices.Sorted(func(yield func(int64) bool) {
-		for day := range days {
-			if !yield(day) {
-				return
-			}
-		}
-	}) {
+	for _, day := range slices.Sorted(maps.Keys(days)) {
 		if err := s.indexDay(day); err != nil {
 			ix.failed.Add(1)
 			ix.lg.Warn("the origin index of a day is behind its log; readers will retry", "day", day, "err", err)
@@ -259,13 +251,13 @@ func (s *BadgerStore) indexStep(day int64) (bool, error) {
 	if end == mark {
 		return false, fmt.Errorf("the day log ends at %d, its info says %d: %w", end, d.Size, errCorrupt)
 	}
-	// The origins in key order: the transactions' keys then come in
-	// runs, as Badger's tree holds them.
 	// A nearly full disk takes no writes, these neither (space.go): the
 	// day stays behind until there is room, and its readers get the error.
 	if err := s.space.check(); err != nil {
 		return false, err
 	}
+	// The origins in key order: the transactions' keys then come in
+	// runs, as Badger's tree holds them.
 	origins := make([]string, 0, len(step))
 	for o := range step {
 		origins = append(origins, o)
@@ -282,7 +274,8 @@ func (s *BadgerStore) indexStep(day int64) (bool, error) {
 			}
 		}
 		st.info.Updated = d.Updated // no later than the day's last append
-		st.info.through = end
+		// Never back: a pass a crash stopped may have run further.
+		st.info.through = max(st.info.through, end)
 		if err := wb.set(originDayKey(day, o), encodeOriginInfo(&st.info)); err != nil {
 			ix.cache = nil
 			return false, err

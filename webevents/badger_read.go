@@ -108,7 +108,9 @@ func (s *BadgerStore) ReadDay(day, from int64, fn func(int64, Event) error) erro
 // OriginDayInfo describes the records of day whose URLs have origin
 // (Origin): the day file filtered to one site. ok is false when the day
 // has none; the error is ErrDayNotIndexed when an older build began the
-// day, so that only a read of the whole day finds them.
+// day, or when the day's index, written behind its log, is behind and
+// cannot catch up (a full disk), so that only a read of the whole day
+// finds them.
 func (s *BadgerStore) OriginDayInfo(day int64, origin string) (DayInfo, bool, error) {
 	i := originInfo{DayInfo: DayInfo{Day: day}}
 	if err := s.catchUp(day); err != nil {

@@ -81,8 +81,10 @@ func (w *writer) dayInfo(day int64) (*DayInfo, error) {
 // moveOldIndexMark turns the mark of a day an older build indexed as it
 // wrote (every record so far) into this build's, at the day's size: its
 // index goes on behind the log from there. The old mark goes, so that an
-// older build reading the store takes the day for one not indexed (and
-// reads the whole day) rather than trust an index that may lag.
+// older build writing to the store takes the day for one not indexed and
+// writes no origin block of its own at offsets this build's passes would
+// write again. (Its reads of the day's origins are not made safe: it would
+// read their infos as it finds them.)
 func (w *writer) moveOldIndexMark(d *DayInfo) error {
 	_, err := w.txn.Get(originDayKey(d.Day, ""))
 	if errors.Is(err, badger.ErrKeyNotFound) {

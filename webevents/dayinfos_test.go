@@ -3,12 +3,13 @@ package webevents
 import (
 	"fmt"
 	"testing"
+	"time"
 )
 
 // The day infos a write keeps for the next (dayInfos) are what the store
 // holds: across Records and Merges, and after an expiry drops their day.
 func TestDayInfosAcrossWritesAreTheStores(t *testing.T) {
-	s, err := OpenBadger(t.TempDir(), BadgerOptions{})
+	s, err := OpenBadger(t.TempDir(), BadgerOptions{indexEvery: time.Hour}) // the test reads the index's cache
 	if err != nil {
 		t.Fatal(err)
 	}
