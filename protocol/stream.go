@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"net/http"
 	"slices"
 	"strconv"
@@ -262,7 +263,15 @@ func (st *stream) reader(day int64) (logReader, bool) {
 	read := logReader(func(from int64, fn func(int64, webevents.Event) error) error { return s.store.ReadDay(day, from, fn) })
 	if f := st.filter; f != nil {
 		indexed := false
-		if os, ok := s.store.(OriginStore); ok {
+		if of, ok := s.store.(originFollower); ok {
+			indexedPart := func(from int64, fn func(int64, webevents.Event) error) (int64, int64, error) {
+				return of.ReadOriginDayIndexed(day, f.origin, from, fn)
+			}
+			if _, _, err := indexedPart(math.MaxInt64, nil); err == nil {
+				indexed = true
+				read = (&originTail{indexed: indexedPart, log: read, origin: f.origin}).read
+			}
+		} else if os, ok := s.store.(OriginStore); ok {
 			if _, _, err := os.OriginDayInfo(day, f.origin); err == nil {
 				indexed = true
 				read = func(from int64, fn func(int64, webevents.Event) error) error {
@@ -276,6 +285,54 @@ func (st *stream) reader(day int64) (logReader, bool) {
 	}
 	st.readers[day] = read
 	return read, true
+}
+
+// originFollower is a store whose origin index a stream can read as far
+// as it runs, without making it catch up with the day log
+// (webevents.BadgerStore, which writes the index behind its log).
+type originFollower interface {
+	ReadOriginDayIndexed(day int64, origin string, from int64, fn func(int64, webevents.Event) error) (size, through int64, err error)
+}
+
+// originTail is one origin's records of a day as a stream follows them:
+// those its index holds, then the day log's past them, kept where the
+// last pass stopped, so that a pass reads only what was appended since.
+// Its offsets are those of the filtered day file (spec 7.7), as the index
+// would give them once it caught up.
+type originTail struct {
+	indexed func(from int64, fn func(int64, webevents.Event) error) (size, through int64, err error)
+	log     logReader // the whole day's
+	origin  string
+	// The resume point, once read: the filtered file's byte at is the
+	// day log's byte logAt, both record boundaries.
+	at, logAt int64
+	started   bool
+}
+
+func (t *originTail) read(from int64, fn func(int64, webevents.Event) error) error {
+	if !t.started || from < t.at {
+		size, through, err := t.indexed(from, fn)
+		if err != nil {
+			return err
+		}
+		t.at, t.logAt, t.started = size, through, true
+	}
+	return t.log(t.logAt, func(off int64, e webevents.Event) error {
+		n := int64(webevents.RecordLen(&e))
+		if off < t.logAt {
+			return nil
+		}
+		t.logAt = off + n
+		if webevents.Origin(e.URL) != t.origin {
+			return nil
+		}
+		at := t.at
+		t.at += n
+		if t.at <= from {
+			return nil
+		}
+		return fn(at, e)
+	})
 }
 
 // pass sends what the days followed hold past the cursor, in day order,

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -118,6 +119,7 @@ func TestStreamLiveFilteredAndResumed(t *testing.T) {
 		t.Fatalf("stream: %d %q %q", sub.resp.StatusCode, sub.resp.Header.Get("Content-Type"), sub.resp.Header.Get(FilterHeader))
 	}
 	time.Sleep(200 * time.Millisecond) // the stream took its starting point
+	catchUps := st.IndexCatchUps()
 	var worst time.Duration
 	for i := range 5 {
 		at := time.Now()
@@ -134,6 +136,11 @@ func TestStreamLiveFilteredAndResumed(t *testing.T) {
 	}
 	if worst > time.Second {
 		t.Errorf("an event took %v to reach the subscriber", worst)
+	}
+	// The stream read what its filter's origin index held and the day
+	// log past it: it did not make the index catch up at each pass.
+	if n := st.IndexCatchUps() - catchUps; n != 0 {
+		t.Errorf("the live stream ran %d passes of the origin index", n)
 	}
 	// Gone, then back with the last id: what was recorded meanwhile, once.
 	var last string
@@ -238,4 +245,77 @@ func httpTestServer(t *testing.T, h http.Handler) string {
 
 func (m *Metrics) streamDropsFor(reason string) float64 {
 	return testutil.ToFloat64(m.streamDrops.WithLabelValues(reason))
+}
+
+// A filtered stream's reader of a day (what its origin's index holds, then
+// the day log past it) gives the records and offsets that a filter of the
+// whole day gives, as the day grows and the index catches up between its
+// reads, for an origin and for a prefix with a path.
+func TestStreamReaderFollowsTheIndexThenTheLog(t *testing.T) {
+	type rec struct {
+		off int64
+		url string
+	}
+	for _, prefix := range []string{"http://a.example/", "http://a.example/p/1"} {
+		st := storetest.OpenBadger(t)
+		srv, _ := newTestServer(t, st)
+		day := webevents.DayOf(time.Now().Unix())
+		f, err := NewDayFilter(prefix)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := &stream{s: srv, filter: &f, readers: map[int64]logReader{}}
+		var got []rec
+		var cur int64
+		for round := range 4 {
+			if err := st.Record(append(todayEvents(3, 10*round, "a.example"), todayEvents(2, 10*round, "b.example")...)); err != nil {
+				t.Fatal(err)
+			}
+			if round == 2 {
+				if _, _, err := st.OriginDayInfo(day, "http://a.example"); err != nil { // the index catches up
+					t.Fatal(err)
+				}
+			}
+			read, ok := s.reader(day)
+			if !ok {
+				t.Fatal("no reader of today")
+			}
+			err := read(cur, func(off int64, e webevents.Event) error {
+				if off >= cur {
+					got = append(got, rec{off, e.URL})
+					cur = off + int64(webevents.RecordLen(&e))
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		var want []rec
+		whole := func(from int64, fn func(int64, webevents.Event) error) error { return st.ReadDay(day, from, fn) }
+		err = (&filteredLog{under: whole, match: f.Match}).read(0, func(off int64, e webevents.Event) error {
+			want = append(want, rec{off, e.URL})
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(want) < 4 || fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("%s: followed\n%v\nwant\n%v", prefix, got, want)
+		}
+		// A stream that begins now reads the indexed part from its index,
+		// from the start or from a record, and the rest from the log.
+		for _, from := range []rec{want[0], want[1], want[len(want)-2]} {
+			fresh := &stream{s: srv, filter: &f, readers: map[int64]logReader{}}
+			read, _ := fresh.reader(day)
+			var again []rec
+			err := read(from.off, func(off int64, e webevents.Event) error {
+				again = append(again, rec{off, e.URL})
+				return nil
+			})
+			if i := slices.Index(want, from); err != nil || fmt.Sprint(again) != fmt.Sprint(want[i:]) {
+				t.Errorf("%s from %d: read\n%v (%v)\nwant\n%v", prefix, from.off, again, err, want[i:])
+			}
+		}
+	}
 }

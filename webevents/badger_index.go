@@ -49,7 +49,10 @@ type originIndex struct {
 	wake    chan struct{}
 	done    chan struct{}
 	failed  atomic.Int64 // passes that failed, for the store's metrics
-	lg      *slog.Logger
+	// catchUps counts the passes a reader ran (catchUp) because it found
+	// the index behind its log.
+	catchUps atomic.Int64
+	lg       *slog.Logger
 }
 
 type originDay struct {
@@ -165,6 +168,7 @@ func (s *BadgerStore) catchUp(day int64) error {
 	}
 	s.index.mu.Lock()
 	defer s.index.mu.Unlock()
+	s.index.catchUps.Add(1)
 	if err := s.indexDay(day); err != nil {
 		s.index.failed.Add(1)
 		return err
@@ -421,3 +425,8 @@ func decodeOriginInfo(v []byte, i *originInfo) error {
 // full disk): the day's index stays behind its log, and its readers filter
 // the whole day, until a later pass, or a reader's, succeeds.
 func (s *BadgerStore) IndexFailures() int64 { return s.index.failed.Load() }
+
+// IndexCatchUps counts the passes of the origin index that a reader ran
+// because it found a day's index behind its log (OriginDayInfo and
+// ReadOriginDay catch it up; ReadOriginDayIndexed does not).
+func (s *BadgerStore) IndexCatchUps() int64 { return s.index.catchUps.Load() }

@@ -1,6 +1,7 @@
 package webevents
 
 import (
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -68,6 +69,61 @@ func checkOriginLog(t *testing.T, s *BadgerStore, origin string, want []Event) {
 	}
 }
 
+// followOrigin reads origin's records of the test day as a live stream
+// does, the indexed ones (ReadOriginDayIndexed) and then the day log's
+// past them, checks them against want, records and offsets, and checks
+// that the read did not make the index catch up.
+func followOrigin(t *testing.T, s *BadgerStore, origin string, want []Event) {
+	t.Helper()
+	before := s.IndexCatchUps()
+	var got []Event
+	var next int64
+	add := func(off int64, e Event) error {
+		if off != next {
+			t.Errorf("%s followed: record %d at %d, want %d", origin, len(got), off, next)
+		}
+		next += int64(RecordLen(&e))
+		got = append(got, e)
+		return nil
+	}
+	size, through, err := s.ReadOriginDayIndexed(indexTestDay, origin, 0, add)
+	if err != nil || next != size {
+		t.Fatalf("%s: indexed records end at %d, size %d (%v)", origin, next, size, err)
+	}
+	indexed := len(got)
+	err = s.ReadDay(indexTestDay, through, func(off int64, e Event) error {
+		if off < through || Origin(e.URL) != origin {
+			return nil
+		}
+		return add(next, e)
+	})
+	if err != nil || len(got) != len(want) {
+		t.Fatalf("%s followed: %d records (%d indexed, %v), want %d", origin, len(got), indexed, err, len(want))
+	}
+	for i := range got {
+		if got[i] != want[i] {
+			t.Fatalf("%s followed: record %d is %+v, want %+v", origin, i, got[i], want[i])
+		}
+	}
+	if n := s.IndexCatchUps() - before; n != 0 {
+		t.Errorf("%s: following the day ran %d passes of the index", origin, n)
+	}
+	// From a record inside the indexed part: that record on.
+	if indexed > 1 {
+		from := int64(RecordLen(&want[0]))
+		var first Event
+		n := 0
+		if _, _, err := s.ReadOriginDayIndexed(indexTestDay, origin, from, func(_ int64, e Event) error {
+			if n++; n == 1 {
+				first = e
+			}
+			return nil
+		}); err != nil || n != indexed-1 || first != want[1] {
+			t.Errorf("%s: from its second record, %d indexed records (%v), the first %+v", origin, n, err, first)
+		}
+	}
+}
+
 // The index runs behind the day log: writes leave it alone, and a pass
 // (here a reader's) writes each origin's records of many commits as one
 // block.
@@ -88,6 +144,7 @@ func TestOriginIndexGathersCommits(t *testing.T) {
 	if n := keysUnder(t, s, prefixOrigin); n != 0 {
 		t.Fatalf("%d origin blocks written with the commits, want none before a pass", n)
 	}
+	followOrigin(t, s, "http://a.example", a) // all of it from the day log
 	checkOriginLog(t, s, "http://a.example", a)
 	if n := keysUnder(t, s, prefixOrigin); n != 2 {
 		t.Errorf("%d origin blocks after one pass over 20 commits, want 2 (one an origin)", n)
@@ -100,6 +157,8 @@ func TestOriginIndexGathersCommits(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	followOrigin(t, s, "http://a.example", a) // its index, then the day log
+	followOrigin(t, s, "http://c.example", nil)
 	if err := s.indexPending(); err != nil {
 		t.Fatal(err)
 	}
@@ -179,6 +238,10 @@ func TestOriginIndexPassStoppedBeforeTheMark(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.index.cache = nil // the process that crashed took its cache along
+	// A follower takes a's records through its info's offset from the
+	// index, and b's from the mark, each record once.
+	followOrigin(t, s, "http://a.example", a)
+	followOrigin(t, s, "http://b.example", b)
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -221,13 +284,34 @@ func TestOriginIndexGoesOnFromAnOlderBuildsDay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	followOrigin(t, s, "http://a.example", []Event{first}) // the old index holds all the day
 	more := []Event{indexTestEvent("a", 1), indexTestEvent("b", 2)}
 	if err := s.Record(more); err != nil {
 		t.Fatal(err)
 	}
+	followOrigin(t, s, "http://a.example", []Event{first, more[0]})
 	checkOriginLog(t, s, "http://a.example", []Event{first, more[0]})
 	checkOriginLog(t, s, "http://b.example", more[1:])
 	if n := keysUnder(t, s, originDayKey(indexTestDay, "")); n != 3 {
 		t.Errorf("%d keys under the day's i/, want 3 (two infos and the new mark)", n)
+	}
+}
+
+// A day not indexed by origin is said to be so to a follower, which then
+// filters the whole day; a day that does not exist is empty.
+func TestReadOriginDayIndexedOfADayNotIndexed(t *testing.T) {
+	s, err := OpenBadger(t.TempDir(), BadgerOptions{noOriginIndex: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.Record([]Event{indexTestEvent("a", 0)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.ReadOriginDayIndexed(indexTestDay, "http://a.example", 0, func(int64, Event) error { return nil }); !errors.Is(err, ErrDayNotIndexed) {
+		t.Errorf("a day not indexed: %v, want ErrDayNotIndexed", err)
+	}
+	if size, through, err := s.ReadOriginDayIndexed(indexTestDay+1, "http://a.example", 0, nil); size != 0 || through != 0 || err != nil {
+		t.Errorf("a day that does not exist: %d %d %v", size, through, err)
 	}
 }

@@ -110,10 +110,81 @@ func benchmarkCrawlLoadAgainst(b *testing.B, other BadgerOptions, name string) {
 	}
 }
 
+// BenchmarkCrawlLoadFollowedOrigin writes BenchmarkCrawlLoad's polls
+// while a follower of one origin's records reads them every 100 ms, as a
+// live filtered stream does: from the origin index as far as it runs and
+// then from the day log (ReadOriginDayIndexed, what the share server's
+// streams do), or by ReadOriginDay, which brings the index up to the log
+// at each read (what they did until 2026-11-28). It reports both runs'
+// polls/s of the last fifth and bytes compacted a poll, with their
+// ratios, and the passes each follower's reads made the index run.
+func BenchmarkCrawlLoadFollowedOrigin(b *testing.B) {
+	polls := loadPolls()
+	for b.Loop() {
+		var tailPasses, catchUpPasses int64
+		ours, oursCompacted := crawlLoadFollowed(b, polls, BadgerOptions{}, func() func(*BadgerStore, int64, string) {
+			var at, logAt int64
+			started := false
+			return func(s *BadgerStore, day int64, origin string) {
+				if !started {
+					size, through, err := s.ReadOriginDayIndexed(day, origin, 0, func(int64, Event) error { return nil })
+					if err != nil {
+						b.Error(err)
+						return
+					}
+					at, logAt, started = size, through, true
+				}
+				err := s.ReadDay(day, logAt, func(off int64, e Event) error {
+					if off >= logAt {
+						logAt = off + int64(RecordLen(&e))
+						if Origin(e.URL) == origin {
+							at += int64(RecordLen(&e))
+						}
+					}
+					return nil
+				})
+				if err != nil {
+					b.Error(err)
+				}
+				tailPasses = s.IndexCatchUps()
+			}
+		}())
+		theirs, theirsCompacted := crawlLoadFollowed(b, polls, BadgerOptions{}, func() func(*BadgerStore, int64, string) {
+			var cur int64
+			return func(s *BadgerStore, day int64, origin string) {
+				err := s.ReadOriginDay(day, origin, cur, func(off int64, e Event) error {
+					cur = off + int64(RecordLen(&e))
+					return nil
+				})
+				if err != nil {
+					b.Error(err)
+				}
+				catchUpPasses = s.IndexCatchUps()
+			}
+		}())
+		b.ReportMetric(ours, "polls/s")
+		b.ReportMetric(theirs, "polls/s-catch-up")
+		b.ReportMetric(theirs/ours, "x-catch-up")
+		b.ReportMetric(oursCompacted, "compacted-B/poll")
+		b.ReportMetric(theirsCompacted, "compacted-B/poll-catch-up")
+		if oursCompacted > 0 {
+			b.ReportMetric(theirsCompacted/oursCompacted, "compacted-x-catch-up")
+		}
+		b.ReportMetric(float64(tailPasses), "reader-passes")
+		b.ReportMetric(float64(catchUpPasses), "reader-passes-catch-up")
+	}
+}
+
 // crawlLoad writes polls polls into a new store opened with o and returns
 // the polls/s of the last fifth and the bytes Badger's compactions wrote
 // a poll, until the store was closed.
 func crawlLoad(b *testing.B, polls int, o BadgerOptions) (pollsPerS, compactedPerPoll float64) {
+	return crawlLoadFollowed(b, polls, o, nil)
+}
+
+// crawlLoadFollowed is crawlLoad with follow, when not nil, called every
+// 100 ms while the polls are written, with the day and an origin of them.
+func crawlLoadFollowed(b *testing.B, polls int, o BadgerOptions, follow func(s *BadgerStore, day int64, origin string)) (pollsPerS, compactedPerPoll float64) {
 	const (
 		hosts = 3000
 		batch = 150
@@ -137,6 +208,25 @@ func crawlLoad(b *testing.B, polls int, o BadgerOptions) (pollsPerS, compactedPe
 		state[i] = byte('a' + r.IntN(26))
 	}
 	now := time.Now()
+	stopFollow := func() {}
+	if follow != nil {
+		stop, done := make(chan struct{}), make(chan struct{})
+		go func() {
+			defer close(done)
+			t := time.NewTicker(100 * time.Millisecond)
+			defer t.Stop()
+			for {
+				select {
+				case <-stop:
+					return
+				case <-t.C:
+					follow(s, DayOf(now.Unix()), "http://h7.test:28007")
+				}
+			}
+		}()
+		stopFollow = func() { close(stop); <-done }
+		defer func() { stopFollow() }() // before the close, on a failure too
+	}
 	var tailStart time.Time
 	tailFrom := polls - polls/5
 	events := make([]Event, 0, batch)
@@ -181,6 +271,8 @@ func crawlLoad(b *testing.B, polls int, o BadgerOptions) (pollsPerS, compactedPe
 		}
 	}
 	pollsPerS = float64(polls-tailFrom) / time.Since(tailStart).Seconds()
+	stopFollow()
+	stopFollow = func() {}
 	closed = true
 	if err := s.Close(); err != nil {
 		b.Fatal(err)
