@@ -7,9 +7,9 @@
 // spec section 13) and takes IndexNow submissions for a crawler (indexnow.go,
 // spec section 14). Day files and change lists asked for with a prefix
 // query are filtered to the records of one site or path (filter.go, spec
-// section 7.7), read from the store's origin index; a live stream with a
-// prefix reads the index as far as it runs and the day log past it
-// (stream.go). lint.go is the robots.shr linter behind cocrawl shr lint.
+// section 7.7), read from the store's origin index as far as it runs and
+// from the day log past it (filter.go, stream.go). lint.go is the
+// robots.shr linter behind cocrawl shr lint.
 //
 // Codecs work on io.Reader and io.Writer and know nothing of transports; the
 // handler and the client know nothing of libp2p. A peer decides whether the

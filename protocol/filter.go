@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"math"
 	"net/http"
 	"net/url"
 	"strings"
@@ -109,7 +110,23 @@ func (s *Server) openDay(day int64, f *DayFilter) (dayView, bool, error) {
 		return dayView{info: info, read: whole}, true, nil
 	}
 	under, fullScan := logReader(whole), true
-	if os, ok := s.store.(OriginStore); ok {
+	if of, ok := s.store.(originFollower); ok {
+		v, ok, err := s.openFollowedDay(of, day, f, info, whole)
+		if err == nil && ok && f.rest == "" {
+			s.metrics.filter("origin")
+			return v, true, nil
+		}
+		switch {
+		case errors.Is(err, webevents.ErrDayNotIndexed): // the whole day is filtered below
+		case err != nil:
+			return dayView{}, false, err
+		case !ok:
+			return dayView{info: webevents.DayInfo{Day: day, Updated: info.Updated}, read: func(int64, func(int64, webevents.Event) error) error { return nil }}, true, nil
+		default:
+			under, fullScan = v.read, false
+			info.Updated = v.info.Updated
+		}
+	} else if os, ok := s.store.(OriginStore); ok {
 		oi, found, err := os.OriginDayInfo(day, f.origin)
 		switch {
 		case errors.Is(err, webevents.ErrDayNotIndexed):
@@ -148,6 +165,52 @@ func (s *Server) openDay(day int64, f *DayFilter) (dayView, bool, error) {
 		s.metrics.filter("prefix")
 	}
 	return dayView{info: webevents.DayInfo{Day: day, Size: size, Records: records, Updated: info.Updated}, read: fl.read}, true, nil
+}
+
+// openFollowedDay is the view of day's records of f's origin in a store
+// whose origin index runs behind its day log: what the index holds, then
+// the day log's records past it (originTail). It does not bring the index
+// up to the log, as OriginDayInfo would at each request: a subscriber
+// that pulls filtered files every 30 s, one of many, would write the
+// index in passes of a few records. It reads what the index has not
+// reached (the last seconds of the day, up to 16 MiB) for the size, and
+// takes a stream slot for that read. ok is false when the day has no
+// record of the origin; info is the whole day's, as the caller read it.
+func (s *Server) openFollowedDay(of originFollower, day int64, f *DayFilter, info webevents.DayInfo, whole logReader) (dayView, bool, error) {
+	oi, through, err := of.ReadOriginDayIndexed(day, f.origin, math.MaxInt64, nil)
+	if err != nil {
+		return dayView{}, false, err
+	}
+	if through < info.Size { // a day the index has not reached the end of
+		select {
+		case s.slots <- struct{}{}:
+			defer func() { <-s.slots }()
+		default:
+			return dayView{}, false, errNoSlot
+		}
+	}
+	tailed := false
+	err = whole(through, func(off int64, e webevents.Event) error {
+		if off >= through && webevents.Origin(e.URL) == f.origin {
+			oi.Size += int64(webevents.RecordLen(&e))
+			oi.Records++
+			tailed = true
+		}
+		return nil
+	})
+	if err != nil {
+		return dayView{}, false, err
+	}
+	if tailed {
+		// Records past the index: the day's last update, read again, is
+		// no earlier than theirs.
+		oi.Updated = info.Updated
+		if now, ok, err := s.store.DayInfo(day); err == nil && ok {
+			oi.Updated = now.Updated
+		}
+	}
+	oi.Day = day
+	return dayView{info: oi, read: newOriginTail(of, day, f.origin, whole).read}, oi.Records > 0, nil
 }
 
 // filteredLog is a log's records that pass match, with offsets counted

@@ -264,12 +264,9 @@ func (st *stream) reader(day int64) (logReader, bool) {
 	if f := st.filter; f != nil {
 		indexed := false
 		if of, ok := s.store.(originFollower); ok {
-			indexedPart := func(from int64, fn func(int64, webevents.Event) error) (int64, int64, error) {
-				return of.ReadOriginDayIndexed(day, f.origin, from, fn)
-			}
-			if _, _, err := indexedPart(math.MaxInt64, nil); err == nil {
+			if _, _, err := of.ReadOriginDayIndexed(day, f.origin, math.MaxInt64, nil); err == nil {
 				indexed = true
-				read = (&originTail{indexed: indexedPart, log: read, origin: f.origin}).read
+				read = newOriginTail(of, day, f.origin, read).read
 			}
 		} else if os, ok := s.store.(OriginStore); ok {
 			if _, _, err := os.OriginDayInfo(day, f.origin); err == nil {
@@ -291,7 +288,7 @@ func (st *stream) reader(day int64) (logReader, bool) {
 // as it runs, without making it catch up with the day log
 // (webevents.BadgerStore, which writes the index behind its log).
 type originFollower interface {
-	ReadOriginDayIndexed(day int64, origin string, from int64, fn func(int64, webevents.Event) error) (size, through int64, err error)
+	ReadOriginDayIndexed(day int64, origin string, from int64, fn func(int64, webevents.Event) error) (info webevents.DayInfo, through int64, err error)
 }
 
 // originTail is one origin's records of a day as a stream follows them:
@@ -300,7 +297,7 @@ type originFollower interface {
 // Its offsets are those of the filtered day file (spec 7.7), as the index
 // would give them once it caught up.
 type originTail struct {
-	indexed func(from int64, fn func(int64, webevents.Event) error) (size, through int64, err error)
+	indexed func(from int64, fn func(int64, webevents.Event) error) (info webevents.DayInfo, through int64, err error)
 	log     logReader // the whole day's
 	origin  string
 	// The resume point, once read: the filtered file's byte at is the
@@ -309,13 +306,21 @@ type originTail struct {
 	started   bool
 }
 
+// newOriginTail is origin's records of day in of, log being the day's.
+func newOriginTail(of originFollower, day int64, origin string, log logReader) *originTail {
+	return &originTail{log: log, origin: origin,
+		indexed: func(from int64, fn func(int64, webevents.Event) error) (webevents.DayInfo, int64, error) {
+			return of.ReadOriginDayIndexed(day, origin, from, fn)
+		}}
+}
+
 func (t *originTail) read(from int64, fn func(int64, webevents.Event) error) error {
 	if !t.started || from < t.at {
-		size, through, err := t.indexed(from, fn)
+		info, through, err := t.indexed(from, fn)
 		if err != nil {
 			return err
 		}
-		t.at, t.logAt, t.started = size, through, true
+		t.at, t.logAt, t.started = info.Size, through, true
 	}
 	return t.log(t.logAt, func(off int64, e webevents.Event) error {
 		n := int64(webevents.RecordLen(&e))

@@ -86,9 +86,9 @@ func followOrigin(t *testing.T, s *BadgerStore, origin string, want []Event) {
 		got = append(got, e)
 		return nil
 	}
-	size, through, err := s.ReadOriginDayIndexed(indexTestDay, origin, 0, add)
-	if err != nil || next != size {
-		t.Fatalf("%s: indexed records end at %d, size %d (%v)", origin, next, size, err)
+	info, through, err := s.ReadOriginDayIndexed(indexTestDay, origin, 0, add)
+	if err != nil || next != info.Size || info.Records != int64(len(got)) {
+		t.Fatalf("%s: indexed records end at %d, info %+v (%v)", origin, next, info, err)
 	}
 	indexed := len(got)
 	err = s.ReadDay(indexTestDay, through, func(off int64, e Event) error {
@@ -107,6 +107,12 @@ func followOrigin(t *testing.T, s *BadgerStore, origin string, want []Event) {
 	}
 	if n := s.IndexCatchUps() - before; n != 0 {
 		t.Errorf("%s: following the day ran %d passes of the index", origin, n)
+	}
+	if indexed > 0 { // fn's error comes back as it is (a reader stops with its own)
+		stop := errors.New("stop")
+		if _, _, err := s.ReadOriginDayIndexed(indexTestDay, origin, 0, func(int64, Event) error { return stop }); err != stop {
+			t.Errorf("%s: a read that fn stopped returned %v", origin, err)
+		}
 	}
 	// From a record inside the indexed part: that record on.
 	if indexed > 1 {
@@ -311,7 +317,7 @@ func TestReadOriginDayIndexedOfADayNotIndexed(t *testing.T) {
 	if _, _, err := s.ReadOriginDayIndexed(indexTestDay, "http://a.example", 0, func(int64, Event) error { return nil }); !errors.Is(err, ErrDayNotIndexed) {
 		t.Errorf("a day not indexed: %v, want ErrDayNotIndexed", err)
 	}
-	if size, through, err := s.ReadOriginDayIndexed(indexTestDay+1, "http://a.example", 0, nil); size != 0 || through != 0 || err != nil {
-		t.Errorf("a day that does not exist: %d %d %v", size, through, err)
+	if info, through, err := s.ReadOriginDayIndexed(indexTestDay+1, "http://a.example", 0, nil); info.Size != 0 || through != 0 || err != nil {
+		t.Errorf("a day that does not exist: %+v %d %v", info, through, err)
 	}
 }

@@ -168,16 +168,19 @@ func (s *BadgerStore) ReadOriginDay(day int64, origin string, from int64, fn fun
 
 // ReadOriginDayIndexed is ReadOriginDay for what day's origin index holds
 // now, without bringing it up to the day log first: fn gets the origin's
-// indexed records from the one holding byte from on; size is the bytes of
-// the filtered day file they make, and through the offset in the day log
-// below which every record of origin is among them. A reader that follows
+// indexed records from the one holding byte from on; info describes the
+// part of the filtered day file they make (its size, records and last
+// update), and through is the offset in the day log below which every
+// record of origin is among them. A reader that follows
 // a growing day (a live stream) reads the rest from the log, from through
 // on: were it to catch the index up at each of its passes, a tenth of a
 // second apart, the index would write a block for each origin's record or
 // two again, which is what writing it behind the log saves. The filtered
 // file is the same either way. ErrDayNotIndexed for a day not indexed by
 // origin; a day that does not exist is empty.
-func (s *BadgerStore) ReadOriginDayIndexed(day int64, origin string, from int64, fn func(int64, Event) error) (size, through int64, err error) {
+func (s *BadgerStore) ReadOriginDayIndexed(day int64, origin string, from int64, fn func(int64, Event) error) (info DayInfo, through int64, err error) {
+	var size int64
+	var fnErr error
 	err = s.db.View(func(txn *badger.Txn) error {
 		mark, ok, err := getIndexMark(txn, day)
 		if err != nil {
@@ -195,7 +198,7 @@ func (s *BadgerStore) ReadOriginDayIndexed(day int64, origin string, from int64,
 			}
 			mark = d.Size
 		}
-		var i originInfo
+		i := originInfo{DayInfo: DayInfo{Day: day}}
 		if origin != "" {
 			it, err := txn.Get(originDayKey(day, origin))
 			switch {
@@ -211,7 +214,7 @@ func (s *BadgerStore) ReadOriginDayIndexed(day int64, origin string, from int64,
 		// A pass writes an origin's blocks, then its info, then the day's
 		// mark, in as many transactions as it takes: an info may run past
 		// the mark, and blocks past their info.
-		size, through = i.Size, max(mark, i.through)
+		info, size, through = i.DayInfo, i.Size, max(mark, i.through)
 		if from >= size {
 			return nil
 		}
@@ -219,17 +222,21 @@ func (s *BadgerStore) ReadOriginDayIndexed(day int64, origin string, from int64,
 			if off >= size {
 				return errIndexedEnd
 			}
-			return fn(off, e)
+			fnErr = fn(off, e)
+			return fnErr
 		})
 		if errors.Is(err, errIndexedEnd) {
 			return nil
 		}
 		return err
 	})
-	if err != nil && !errors.Is(err, ErrDayNotIndexed) {
+	switch {
+	case fnErr != nil && errors.Is(err, fnErr):
+		err = fnErr // fn's own, as ReadDay gives it back
+	case err != nil && !errors.Is(err, ErrDayNotIndexed):
 		err = fmt.Errorf("webevents: read origin day as indexed: %w", err)
 	}
-	return size, through, err
+	return info, through, err
 }
 
 // errIndexedEnd stops a read of an origin's log where its info ends.

@@ -127,12 +127,12 @@ func BenchmarkCrawlLoadFollowedOrigin(b *testing.B) {
 			started := false
 			return func(s *BadgerStore, day int64, origin string) {
 				if !started {
-					size, through, err := s.ReadOriginDayIndexed(day, origin, 0, func(int64, Event) error { return nil })
+					info, through, err := s.ReadOriginDayIndexed(day, origin, 0, func(int64, Event) error { return nil })
 					if err != nil {
 						b.Error(err)
 						return
 					}
-					at, logAt, started = size, through, true
+					at, logAt, started = info.Size, through, true
 				}
 				err := s.ReadDay(day, logAt, func(off int64, e Event) error {
 					if off >= logAt {

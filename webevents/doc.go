@@ -19,8 +19,9 @@
 // one site); the Badger store writes those behind the day log, in passes
 // that gather some seconds of commits per origin (badger_index.go), and a
 // read of an origin's day waits for the pass that brings it up to date. A
-// reader that follows a growing day (a live stream) reads the index as far
-// as it runs instead (ReadOriginDayIndexed), and the day log past it.
+// reader that comes often (the share server's filtered files and live
+// streams) reads the index as far as it runs instead
+// (ReadOriginDayIndexed), and the day log past it.
 //
 // Two stores implement the contract: Badger (OpenBadger) for real peers and an
 // in-memory one (NewMemStore) for tests. Both pass the conformance suite in
