@@ -222,8 +222,9 @@ type stream struct {
 
 // size is a day's (filtered) file size; false when the day has no file.
 //
-// The store's day and origin infos say it without a read; a prefix with
-// a path, or a day begun before the origin index, is read.
+// The store's day and origin infos say it without a read (with an index
+// behind its log, what the log holds past it is read); a prefix with a
+// path, or a day begun before the origin index, is read.
 func (st *stream) size(day int64) (int64, bool) {
 	info, ok, err := st.s.store.DayInfo(day)
 	if err != nil || !ok {
@@ -231,6 +232,12 @@ func (st *stream) size(day int64) (int64, bool) {
 	}
 	if st.filter == nil {
 		return info.Size, true
+	}
+	if of, ok := st.s.store.(originFollower); ok && st.filter.rest == "" {
+		whole := func(from int64, fn func(int64, webevents.Event) error) error { return st.s.store.ReadDay(day, from, fn) }
+		if v, _, err := st.s.openFollowedDay(of, day, st.filter, info, whole); err == nil {
+			return v.info.Size, true // 0 when the day has none of the origin
+		}
 	}
 	if os, ok := st.s.store.(OriginStore); ok && st.filter.rest == "" {
 		oi, _, err := os.OriginDayInfo(day, st.filter.origin)
