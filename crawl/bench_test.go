@@ -168,6 +168,39 @@ func BenchmarkNormalize(b *testing.B) {
 	}
 }
 
+// BenchmarkPageLinks normalises the links of a page in the forms pages
+// write them (a CMS writes its own origin before every path; anchors,
+// queries, other sites) by the page's short way (pageBase.normalize,
+// "page") and by the general one (Normalize, "general"), in one run.
+func BenchmarkPageLinks(b *testing.B) {
+	base, _ := url.Parse("https://example.org/blog/2024/11/a-post/")
+	links := []string{"https://example.org/", "https://example.org/about/", "https://example.org/2024/10/older-post/",
+		"https://example.org/category/news/", "https://example.org/?p=123", "https://example.org/feed/", "#comments",
+		"#respond", "/wp-content/uploads/2024/11/photo.jpg", "reply.html?replytocom=42#respond", "page/2/",
+		"https://other.example/", "https://cdn.example.net/lib.js?ver=6.4", "/tag/go/", "https://example.org/tag/crawling/#top"}
+	b.Run("page", func(b *testing.B) {
+		for b.Loop() {
+			pb := newPageBase(base)
+			for _, l := range links {
+				if _, err := pb.normalize(l); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(links)), "ns/link")
+	})
+	b.Run("general", func(b *testing.B) {
+		for b.Loop() {
+			for _, l := range links {
+				if _, err := Normalize(base, l); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(links)), "ns/link")
+	})
+}
+
 // BenchmarkRefit is the cost of one host's fit of its revisit schedule:
 // a pass over its URLs (prior, then bins) and the bisection for μ.
 func BenchmarkRefit(b *testing.B) {

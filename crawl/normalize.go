@@ -61,9 +61,11 @@ func (m *hostMemo) toASCII(raw string) (string, error) {
 type pageBase struct {
 	url    *url.URL
 	memo   hostMemo
-	fast   bool   // prefix and dir are set
+	fast   bool   // prefix, dir and self are set
 	prefix string // scheme://host[:port] in normal form
 	dir    string // the base's path up to its last '/', in normal form
+	path   string // the base's path, in normal form
+	query  string // the base's query, in normal form ("" for none)
 }
 
 func newPageBase(base *url.URL) *pageBase {
@@ -79,7 +81,8 @@ func newPageBase(base *url.URL) *pageBase {
 	if err != nil {
 		return pb
 	}
-	pb.fast, pb.prefix, pb.dir = true, strings.TrimSuffix(root, "/"), p[:strings.LastIndexByte(p, '/')+1]
+	pb.fast, pb.prefix, pb.dir, pb.path = true, strings.TrimSuffix(root, "/"), p[:strings.LastIndexByte(p, '/')+1], p
+	pb.query = normalizeQuery(base.RawQuery)
 	return pb
 }
 
@@ -94,21 +97,76 @@ func plainPath(p string) bool {
 	return true
 }
 
-// normalize is Normalize for a link of a page: a plain path (no scheme,
-// host, query, fragment, escape or dot segment) is joined to the base
-// directly, which gives what Normalize gives (FuzzNormalizeLink); any
-// other goes the general way.
+// normalize is Normalize for a link of a page. The common links are
+// joined to the base directly, which gives what Normalize gives
+// (FuzzNormalizeLink): a plain path (no escape or dot segment), relative
+// or from the root, or the page's own origin written out before it, as
+// many sites write every link; with a query of plain characters (which
+// normalizeQuery puts in normal form either way) or none, and a fragment
+// without escapes (dropped) or none. Any other goes the general way,
+// which parses and resolves it as a URL at ten times the cost.
 func (pb *pageBase) normalize(ref string) (string, error) {
 	if pb.fast {
-		r := strings.TrimSpace(ref)
-		if r != "" && !strings.HasPrefix(r, "//") && plainPath(r) && !hasDotSegment(r) {
-			if r[0] == '/' {
-				return pb.prefix + r, nil
-			}
-			return pb.prefix + pb.dir + r, nil
+		if u, ok := pb.join(strings.TrimSpace(ref)); ok {
+			return u, nil
 		}
 	}
 	return normalize(pb.url, ref, &pb.memo)
+}
+
+// join is normalize's short way; ok is false for a link it does not take.
+func (pb *pageBase) join(r string) (string, bool) {
+	if r == "" {
+		return "", false
+	}
+	if i := strings.IndexByte(r, '#'); i >= 0 {
+		if strings.IndexByte(r[i:], '%') >= 0 {
+			return "", false // an escape the general way checks
+		}
+		r = r[:i]
+	}
+	p, q, hasQuery := strings.Cut(r, "?")
+	if hasQuery && !plainQuery(q) {
+		return "", false
+	}
+	var joined string
+	switch {
+	case p == "": // the page itself, with its own query unless the link gives one
+		joined = pb.prefix + pb.path
+		if !hasQuery {
+			if pb.query != "" {
+				joined += "?" + pb.query
+			}
+			return joined, true
+		}
+	case strings.HasPrefix(p, pb.prefix) && len(p) > len(pb.prefix) && p[len(pb.prefix)] == '/':
+		rest := p[len(pb.prefix):]
+		if !plainPath(rest) || hasDotSegment(rest) {
+			return "", false
+		}
+		joined = p
+	case strings.HasPrefix(p, "//") || !plainPath(p) || hasDotSegment(p):
+		return "", false
+	case p[0] == '/':
+		joined = pb.prefix + p
+	default:
+		joined = pb.prefix + pb.dir + p
+	}
+	if nq := normalizeQuery(q); nq != "" {
+		joined += "?" + nq
+	}
+	return joined, true
+}
+
+// plainQuery says whether a query holds only characters that a URL parse
+// keeps as they are, and no fragment.
+func plainQuery(q string) bool {
+	for i := 0; i < len(q); i++ {
+		if c := q[i]; !unreserved(c) && strings.IndexByte("=&+,;:@/?!$'()*%", c) < 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // normalize is Normalize with a memo of the last host (nil: none).

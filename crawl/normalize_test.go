@@ -97,7 +97,9 @@ func FuzzNormalize(f *testing.F) {
 // A page's links through its pageBase are what Normalize makes of them,
 // on bases the fast join takes and bases it leaves to the general way.
 func FuzzNormalizeLink(f *testing.F) {
-	for _, s := range []string{"a.html", "/p/12.html", "dir/x", "/", "a//b", "~u/x-y_z.html", "//other.example/x", "./x", "../x", "a/..", "x?y=1", "x#f", " /s ", "%41", "a;jsessionid=1", "mailto:x", "A:b"} {
+	for _, s := range []string{"a.html", "/p/12.html", "dir/x", "/", "a//b", "~u/x-y_z.html", "//other.example/x", "./x", "../x", "a/..", "x?y=1", "x#f", " /s ", "%41", "a;jsessionid=1", "mailto:x", "A:b",
+		"http://site.example/a/b", "https://site.example/x?p=1", "http://site.example:80/x", "http://site.example.evil/x", "HTTP://SITE.example/x",
+		"https://xn--bcher-kva.example/x#top", "#top", "?", "?q=1&sid=2", "#%zz", "x?a=%zz&b", "x?a b", "/p?PHPSESSID=1&x=1#f", "//site.example/x"} {
 		f.Add(s, 0)
 	}
 	bases := []string{"http://Site.Example:80/dir/page.html", "http://site.example", "https://bücher.example/a/b/", "http://site.example/%7Ea/b", "http://site.example/a/./b", "http://u@site.example/x?q=1#f", "http://site.example./a-b/c~d"}
@@ -112,4 +114,33 @@ func FuzzNormalizeLink(f *testing.F) {
 			t.Fatalf("%q on %v: %q, %v; Normalize: %q, %v", ref, base, got, err, want, wantErr)
 		}
 	})
+}
+
+// The links most pages are made of take the short way (pageBase.join),
+// and give what Normalize gives; the others are left to Normalize.
+func TestPageBaseJoinsCommonLinks(t *testing.T) {
+	base, _ := url.Parse("https://example.org/blog/2024/post.html?lang=en")
+	pb := newPageBase(base)
+	for _, c := range []struct {
+		ref   string
+		short bool
+	}{
+		{"/wiki/Page", true}, {"page-2.html", true}, {"https://example.org/2020/01/post/", true},
+		{"https://example.org/?p=123", true}, {"page.html?x=1&b=2#frag", true}, {"#comments", true},
+		{"?replytocom=5", true}, {"/feed/?PHPSESSID=abc&x=1", true},
+		{"https://other.example/x", false}, {"../up.html", false}, {"HTTPS://EXAMPLE.org/x", false},
+		{"https://example.org:443/x", false}, {"/a%20b", false}, {"x#%zz", false}, {"mailto:a@example.org", false},
+	} {
+		want, wantErr := Normalize(base, c.ref)
+		got, short := pb.join(c.ref)
+		if short != c.short {
+			t.Errorf("%q: short way %v, want %v", c.ref, short, c.short)
+		}
+		if short && (got != want || wantErr != nil) {
+			t.Errorf("%q: %q by the short way, Normalize gives %q (%v)", c.ref, got, want, wantErr)
+		}
+		if n, err := pb.normalize(c.ref); n != want || (err == nil) != (wantErr == nil) {
+			t.Errorf("%q: normalize gives %q (%v), Normalize %q (%v)", c.ref, n, err, want, wantErr)
+		}
+	}
 }
