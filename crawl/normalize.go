@@ -145,6 +145,11 @@ func (pb *pageBase) join(r string) (string, bool) {
 			return "", false
 		}
 		joined = p
+	case strings.HasPrefix(p, "http://") || strings.HasPrefix(p, "https://"):
+		if !pb.plainURL(p) {
+			return "", false
+		}
+		joined = p
 	case strings.HasPrefix(p, "//") || !plainPath(p) || hasDotSegment(p):
 		return "", false
 	case p[0] == '/':
@@ -156,6 +161,29 @@ func (pb *pageBase) join(r string) (string, bool) {
 		joined += "?" + nq
 	}
 	return joined, true
+}
+
+// plainURL says whether u, an http or https URL, is in normal form with
+// a plain path: a host of lower-case letters, digits, hyphens and dots
+// that IDNA leaves as it is (asked of the page's memo, as the general way
+// does), no port, user or trailing dot, and a path.
+func (pb *pageBase) plainURL(u string) bool {
+	i := strings.Index(u, "://") + 3
+	slash := strings.IndexByte(u[i:], '/')
+	if slash <= 0 {
+		return false
+	}
+	host, path := u[i:i+slash], u[i+slash:]
+	for j := 0; j < len(host); j++ {
+		if c := host[j]; !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '.') {
+			return false
+		}
+	}
+	if host[len(host)-1] == '.' || !dnsName(host) || !plainPath(path) || hasDotSegment(path) {
+		return false
+	}
+	a, err := pb.memo.toASCII(host)
+	return err == nil && a == host
 }
 
 // plainQuery says whether a query holds only characters that a URL parse

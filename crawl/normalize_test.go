@@ -99,7 +99,8 @@ func FuzzNormalize(f *testing.F) {
 func FuzzNormalizeLink(f *testing.F) {
 	for _, s := range []string{"a.html", "/p/12.html", "dir/x", "/", "a//b", "~u/x-y_z.html", "//other.example/x", "./x", "../x", "a/..", "x?y=1", "x#f", " /s ", "%41", "a;jsessionid=1", "mailto:x", "A:b",
 		"http://site.example/a/b", "https://site.example/x?p=1", "http://site.example:80/x", "http://site.example.evil/x", "HTTP://SITE.example/x",
-		"https://xn--bcher-kva.example/x#top", "#top", "?", "?q=1&sid=2", "#%zz", "x?a=%zz&b", "x?a b", "/p?PHPSESSID=1&x=1#f", "//site.example/x"} {
+		"https://xn--bcher-kva.example/x#top", "#top", "?", "?q=1&sid=2", "#%zz", "x?a=%zz&b", "x?a b", "/p?PHPSESSID=1&x=1#f", "//site.example/x",
+		"https://other.example/a/b?x=1#f", "http://127.0.0.1/p/1.html", "https://-a.example/x", "http://a--b.example/", "https://xn--zz.example/x", "http://other.example./x", "https://other.example"} {
 		f.Add(s, 0)
 	}
 	bases := []string{"http://Site.Example:80/dir/page.html", "http://site.example", "https://bücher.example/a/b/", "http://site.example/%7Ea/b", "http://site.example/a/./b", "http://u@site.example/x?q=1#f", "http://site.example./a-b/c~d"}
@@ -128,7 +129,9 @@ func TestPageBaseJoinsCommonLinks(t *testing.T) {
 		{"/wiki/Page", true}, {"page-2.html", true}, {"https://example.org/2020/01/post/", true},
 		{"https://example.org/?p=123", true}, {"page.html?x=1&b=2#frag", true}, {"#comments", true},
 		{"?replytocom=5", true}, {"/feed/?PHPSESSID=abc&x=1", true},
-		{"https://other.example/x", false}, {"../up.html", false}, {"HTTPS://EXAMPLE.org/x", false},
+		{"https://other.example/x", true}, {"http://cdn.example.net/lib.js?ver=6.4", true}, {"https://xn--bcher-kva.example/b", true},
+		{"https://Other.example/x", false}, {"https://other.example:8080/x", false}, {"https://u@other.example/x", false},
+		{"https://other.example", false}, {"https://xn--zz.example/x", false}, {"../up.html", false}, {"HTTPS://EXAMPLE.org/x", false},
 		{"https://example.org:443/x", false}, {"/a%20b", false}, {"x#%zz", false}, {"mailto:a@example.org", false},
 	} {
 		want, wantErr := Normalize(base, c.ref)
