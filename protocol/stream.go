@@ -234,7 +234,9 @@ func (st *stream) size(day int64) (int64, bool) {
 		return info.Size, true
 	}
 	if of, ok := st.s.store.(originFollower); ok && st.filter.rest == "" {
-		whole := func(from int64, fn func(int64, webevents.Event) error) error { return st.s.store.ReadDay(day, from, fn) }
+		whole := func(from int64, fn func(int64, webevents.Event) error) error {
+			return st.s.store.ReadDay(day, from, fn)
+		}
 		if v, _, err := st.s.openFollowedDay(of, day, st.filter, info, whole); err == nil {
 			return v.info.Size, true // 0 when the day has none of the origin
 		}
