@@ -61,7 +61,7 @@ func (m *hostMemo) toASCII(raw string) (string, error) {
 type pageBase struct {
 	url    *url.URL
 	memo   hostMemo
-	fast   bool   // prefix, dir and self are set
+	fast   bool   // prefix, dir, path and query are set
 	prefix string // scheme://host[:port] in normal form
 	dir    string // the base's path up to its last '/', in normal form
 	path   string // the base's path, in normal form
@@ -100,11 +100,13 @@ func plainPath(p string) bool {
 // normalize is Normalize for a link of a page. The common links are
 // joined to the base directly, which gives what Normalize gives
 // (FuzzNormalizeLink): a plain path (no escape or dot segment), relative
-// or from the root, or the page's own origin written out before it, as
-// many sites write every link; with a query of plain characters (which
-// normalizeQuery puts in normal form either way) or none, and a fragment
-// without escapes (dropped) or none. Any other goes the general way,
-// which parses and resolves it as a URL at ten times the cost.
+// or from the root, or with the page's own origin written out before it,
+// as many sites write every link, or another site's URL already in
+// normal form (plainURL); nothing, for the page itself; each with a query
+// of plain characters (which normalizeQuery puts in normal form either
+// way) or none, and a fragment without escapes (dropped) or none. Any
+// other goes the general way, which parses and resolves it as a URL at
+// four to ten times the cost (BenchmarkPageLinks).
 func (pb *pageBase) normalize(ref string) (string, error) {
 	if pb.fast {
 		if u, ok := pb.join(strings.TrimSpace(ref)); ok {

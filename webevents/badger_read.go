@@ -171,13 +171,14 @@ func (s *BadgerStore) ReadOriginDay(day int64, origin string, from int64, fn fun
 // indexed records from the one holding byte from on; info describes the
 // part of the filtered day file they make (its size, records and last
 // update), and through is the offset in the day log below which every
-// record of origin is among them. A reader that follows
-// a growing day (a live stream) reads the rest from the log, from through
-// on: were it to catch the index up at each of its passes, a tenth of a
-// second apart, the index would write a block for each origin's record or
-// two again, which is what writing it behind the log saves. The filtered
-// file is the same either way. ErrDayNotIndexed for a day not indexed by
-// origin; a day that does not exist is empty.
+// record of origin is among them. A reader that comes often (a live
+// stream's passes, a tenth of a second apart; the requests of many
+// subscribers) reads the rest from the log, from through on: were each
+// read to catch the index up, the index would write a block for each
+// origin's record or two again, which is what writing it behind the log
+// saves. The filtered file is the same either way. fn's own error comes
+// back as it is. ErrDayNotIndexed for a day not indexed by origin; a day
+// that does not exist is empty.
 func (s *BadgerStore) ReadOriginDayIndexed(day int64, origin string, from int64, fn func(int64, Event) error) (info DayInfo, through int64, err error) {
 	var size int64
 	var fnErr error
