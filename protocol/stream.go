@@ -301,52 +301,38 @@ type originFollower interface {
 }
 
 // originTail is one origin's records of a day as a stream follows them:
-// those its index holds, then the day log's past them, kept where the
-// last pass stopped, so that a pass reads only what was appended since.
-// Its offsets are those of the filtered day file (spec 7.7), as the index
-// would give them once it caught up.
+// those its index holds, then the day log's past them (a filteredLog that
+// starts where the index ends), kept where the last pass stopped, so that
+// a pass reads only what was appended since. Its offsets are those of the
+// filtered day file (spec 7.7), as the index would give them once it
+// caught up.
 type originTail struct {
 	indexed func(from int64, fn func(int64, webevents.Event) error) (info webevents.DayInfo, through int64, err error)
-	log     logReader // the whole day's
-	origin  string
-	// The resume point, once read: the filtered file's byte at is the
-	// day log's byte logAt, both record boundaries.
-	at, logAt int64
-	started   bool
+	tail    filteredLog // of the whole day's log
+	started bool
 }
 
 // newOriginTail is origin's records of day in of, log being the day's.
 func newOriginTail(of originFollower, day int64, origin string, log logReader) *originTail {
-	return &originTail{log: log, origin: origin,
+	return &originTail{
 		indexed: func(from int64, fn func(int64, webevents.Event) error) (webevents.DayInfo, int64, error) {
 			return of.ReadOriginDayIndexed(day, origin, from, fn)
-		}}
+		},
+		tail: filteredLog{under: log, match: func(u string) bool { return webevents.Origin(u) == origin }},
+	}
 }
 
 func (t *originTail) read(from int64, fn func(int64, webevents.Event) error) error {
-	if !t.started || from < t.at {
+	if !t.started || from < t.tail.at {
 		info, through, err := t.indexed(from, fn)
 		if err != nil {
 			return err
 		}
-		t.at, t.logAt, t.started = info.Size, through, true
+		// The filtered file's byte info.Size is the day log's byte through.
+		t.tail.at, t.tail.underAt, t.started = info.Size, through, true
 	}
-	return t.log(t.logAt, func(off int64, e webevents.Event) error {
-		n := int64(webevents.RecordLen(&e))
-		if off < t.logAt {
-			return nil
-		}
-		t.logAt = off + n
-		if webevents.Origin(e.URL) != t.origin {
-			return nil
-		}
-		at := t.at
-		t.at += n
-		if t.at <= from {
-			return nil
-		}
-		return fn(at, e)
-	})
+	// What lies below the resume point was the index's to send.
+	return t.tail.read(max(from, t.tail.at), fn)
 }
 
 // pass sends what the days followed hold past the cursor, in day order,
