@@ -145,6 +145,17 @@ type ScaleSample struct {
 	// heap (internal/fpmap): in the anonymous resident memory, in no heap
 	// figure.
 	OffHeap int64
+	// MajorFaults and DiskRead are the crawler's page faults that waited
+	// for the disk and the bytes it had read from the disk since the
+	// sample before (from /proc; 0 where there is none): the store's
+	// mapped tables and value logs, read again once the kernel has
+	// dropped them from its page cache. MemAvailable is the machine's
+	// memory the kernel says it could give without swapping (page cache
+	// included), and WebRSS the web's resident memory: the loopback web
+	// holds its pages in memory on the same machine, and what it holds
+	// is page cache the store does not get.
+	MajorFaults, DiskRead int64
+	MemAvailable, WebRSS  int64
 }
 
 // ScaleReport is what the scale experiment measured.
@@ -246,6 +257,10 @@ type webProcess struct {
 	stop  func()
 }
 
+// webGOGC is the web process's GOGC: the heap it may grow to beyond what
+// is live, in percent.
+const webGOGC = 50
+
 // startWebProcess runs `cocrawl testweb` for a static web and reads its
 // seeds from what it prints.
 func startWebProcess(ctx context.Context, cfg ScaleConfig) (*webProcess, error) {
@@ -254,6 +269,12 @@ func startWebProcess(ctx context.Context, cfg ScaleConfig) (*webProcess, error) 
 	if cfg.WebCPUProfile != "" {
 		cmd.Args = append(cmd.Args, "--cpu-profile", cfg.WebCPUProfile)
 	}
+	// The web holds every page in its heap on the crawler's machine, and
+	// with Go's default the heap grows to twice what is live between
+	// collections: at 30 million pages about 13 GB of 24, page cache the
+	// crawler's store then lacks. Half again what is live costs the web
+	// collections about twice as often (docs/performance.md, issue 30).
+	cmd.Env = append(os.Environ(), "GOGC="+strconv.Itoa(webGOGC))
 	dieWithParent(cmd)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -358,6 +379,8 @@ func scaleCrawl(ctx context.Context, cfg ScaleConfig, web *webProcess, rep *Scal
 	lastCPU, lastGC := cpuSeconds()
 	lastCycles := gcCycles()
 	lastOwn, lastWeb, lastCompacted := processCPUSeconds("self"), processCPUSeconds(strconv.Itoa(web.pid)), webevents.CompactedBytes()
+	lastFaults, lastRead := majorFaults("self"), diskReadBytes()
+	webPID := strconv.Itoa(web.pid)
 	// The late profile ends at the run's deadline: the crawler's stop that
 	// follows (it writes the held moves) is not a poll's cost.
 	deadline := rctx.Done()
@@ -394,12 +417,16 @@ func scaleCrawl(ctx context.Context, cfg ScaleConfig, web *webProcess, rep *Scal
 			smp.CPU, smp.WebCPU = (own-lastOwn)/interval, (webCPU-lastWeb)/interval
 			smp.Compacted = compacted - lastCompacted
 			lastOwn, lastWeb, lastCompacted = own, webCPU, compacted
+			faults, read := majorFaults("self"), diskReadBytes()
+			smp.MajorFaults, smp.DiskRead = faults-lastFaults, read-lastRead
+			lastFaults, lastRead = faults, read
+			smp.MemAvailable, smp.WebRSS = memAvailable(), processRSS(webPID)
 			rep.Samples = append(rep.Samples, smp)
 			last = smp
 			early.at(smp.At, smp.Known)
 			profile.at(smp.At, smp.Known)
-			fmt.Fprintf(cfg.Progress, "%5.0fs %9d URLs known (%9d on disk, %9d of them parked) %9d polls %6.0f/s  RSS %6.0f MB (anon %6.0f)  heap %6.0f MB (live %5.0f)  store %6.0f MB  GC %3.0f%% (%2d cycles, scan %4.0f MB)  conns %d  goroutines %d  stalled %d  cpu %.2f (web %.2f)  compacted %.0f MB\n",
-				smp.At.Seconds(), smp.Known, smp.Spilled+smp.Parked, smp.Parked, smp.Polls, smp.PollsPerS, mb(smp.RSS), mb(smp.RSSAnon), mb(smp.HeapInUse), mb(smp.HeapLive), mb(smp.StoreBytes), 100*smp.GCShare, smp.GCCycles, mb(smp.ScanHeap), smp.Connections, smp.Goroutines, smp.Stalled, smp.CPU, smp.WebCPU, mb(smp.Compacted))
+			fmt.Fprintf(cfg.Progress, "%5.0fs %9d URLs known (%9d on disk, %9d of them parked) %9d polls %6.0f/s  RSS %6.0f MB (anon %6.0f)  heap %6.0f MB (live %5.0f)  store %6.0f MB  GC %3.0f%% (%2d cycles, scan %4.0f MB)  conns %d  goroutines %d  stalled %d  cpu %.2f (web %.2f)  compacted %.0f MB  disk read %.0f MB (%d major faults)  web RSS %.0f MB  available %.0f MB\n",
+				smp.At.Seconds(), smp.Known, smp.Spilled+smp.Parked, smp.Parked, smp.Polls, smp.PollsPerS, mb(smp.RSS), mb(smp.RSSAnon), mb(smp.HeapInUse), mb(smp.HeapLive), mb(smp.StoreBytes), 100*smp.GCShare, smp.GCCycles, mb(smp.ScanHeap), smp.Connections, smp.Goroutines, smp.Stalled, smp.CPU, smp.WebCPU, mb(smp.Compacted), mb(smp.DiskRead), smp.MajorFaults, mb(smp.WebRSS), mb(smp.MemAvailable))
 		}
 	}
 }
@@ -581,6 +608,11 @@ type KnownWindow struct {
 	CrawlerCPU      time.Duration // per poll
 	WebCPU          time.Duration // per poll
 	cpuKnown, webOK bool
+	// DiskRead and MajorFaults are the crawler's reads from the disk a
+	// poll (bytes, faults); MemAvailable is the machine's available
+	// memory at the window's end.
+	DiskRead, MajorFaults float64
+	MemAvailable          int64
 }
 
 // byMillion is the crawl's speed over each million URLs known, from the
@@ -609,10 +641,17 @@ func byMillion(ss []ScaleSample) []KnownWindow {
 		// Each sample's CPU is its process's cores over the interval
 		// since the sample before.
 		var own, web float64
+		var read, faults int64
 		for i := ia + 1; i <= ib; i++ {
 			d := (ss[i].At - ss[i-1].At).Seconds()
 			own += ss[i].CPU * d
 			web += ss[i].WebCPU * d
+			read += ss[i].DiskRead
+			faults += ss[i].MajorFaults
+		}
+		w.MemAvailable = b.MemAvailable
+		if polls := float64(b.Polls - a.Polls); polls > 0 {
+			w.DiskRead, w.MajorFaults = float64(read)/polls, float64(faults)/polls
 		}
 		if polls := float64(b.Polls - a.Polls); polls > 0 && own > 0 {
 			w.CrawlerCPU = time.Duration(own / polls * 1e9)
@@ -689,18 +728,56 @@ func residentBytes() (rss, anon int64) {
 	if err != nil {
 		return 0, 0
 	}
-	kb := func(rest string) int64 {
-		n, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
-		return n << 10
+	return kibField(b, "VmRSS:"), kibField(b, "RssAnon:")
+}
+
+// processRSS is a process's resident set ("self" or a pid), from
+// /proc/<pid>/status; 0 where it cannot be read.
+func processRSS(pid string) int64 {
+	b, err := os.ReadFile("/proc/" + pid + "/status")
+	if err != nil {
+		return 0
 	}
+	return kibField(b, "VmRSS:")
+}
+
+// memAvailable is the machine's available memory, from /proc/meminfo;
+// 0 where it cannot be read.
+func memAvailable() int64 {
+	b, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0
+	}
+	return kibField(b, "MemAvailable:")
+}
+
+// kibField is the value of a "Name:   123 kB" line of a /proc file, in
+// bytes; 0 when there is none.
+func kibField(b []byte, name string) int64 {
 	for line := range strings.SplitSeq(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			rss = kb(rest)
-		} else if rest, ok := strings.CutPrefix(line, "RssAnon:"); ok {
-			anon = kb(rest)
+		if rest, ok := strings.CutPrefix(line, name); ok {
+			n, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
+			return n << 10
 		}
 	}
-	return rss, anon
+	return 0
+}
+
+// diskReadBytes is what this process has read from the disk so far
+// (read_bytes of /proc/self/io: reads the page cache served are not in
+// it); 0 where it cannot be read.
+func diskReadBytes() int64 {
+	b, err := os.ReadFile("/proc/self/io")
+	if err != nil {
+		return 0
+	}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "read_bytes:"); ok {
+			n, _ := strconv.ParseInt(strings.TrimSpace(rest), 10, 64)
+			return n
+		}
+	}
+	return 0
 }
 
 // cpuSeconds is the CPU time of the process so far by the runtime's own
@@ -717,18 +794,7 @@ func cpuSeconds() (total, gc float64) {
 // processCPUSeconds is the user and system CPU time of a process so far
 // ("self" or a pid), from /proc/<pid>/stat; 0 where it cannot be read.
 func processCPUSeconds(pid string) float64 {
-	b, err := os.ReadFile("/proc/" + pid + "/stat")
-	if err != nil {
-		return 0
-	}
-	// The command's name, in parentheses, may hold spaces and
-	// parentheses: the fields counted from after its last ")", utime and
-	// stime are the 12th and 13th.
-	i := strings.LastIndexByte(string(b), ')')
-	if i < 0 {
-		return 0
-	}
-	f := strings.Fields(string(b[i+1:]))
+	f := statFields(pid)
 	if len(f) < 13 {
 		return 0
 	}
@@ -736,6 +802,34 @@ func processCPUSeconds(pid string) float64 {
 	stime, _ := strconv.ParseInt(f[12], 10, 64)
 	const clockTicks = 100 // USER_HZ: 100 on every Linux the runtime supports
 	return float64(utime+stime) / clockTicks
+}
+
+// statFields are the fields of /proc/<pid>/stat after the command's name,
+// the first being the stat's 3rd (the state); nil where it cannot be
+// read. The name, in parentheses, may hold spaces and parentheses, so the
+// fields are counted from after its last ")".
+func statFields(pid string) []string {
+	b, err := os.ReadFile("/proc/" + pid + "/stat")
+	if err != nil {
+		return nil
+	}
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 {
+		return nil
+	}
+	return strings.Fields(string(b[i+1:]))
+}
+
+// majorFaults is how many page faults of a process ("self" or a pid)
+// have waited for the disk so far, from /proc/<pid>/stat; 0 where it
+// cannot be read.
+func majorFaults(pid string) int64 {
+	f := statFields(pid)
+	if len(f) < 10 {
+		return 0
+	}
+	n, _ := strconv.ParseInt(f[9], 10, 64) // majflt, the stat's 12th field
+	return n
 }
 
 // liveHeapBytes is the Go heap found live by the last collection.
@@ -838,6 +932,16 @@ func (r *ScaleReport) Print(out io.Writer) {
 				if w.webOK {
 					fmt.Fprintf(out, " web %.0f", us(w.WebCPU))
 				}
+			}
+			fmt.Fprintln(out)
+		}
+		if end.MemAvailable > 0 {
+			fmt.Fprint(out, "the crawler's reads from the disk a poll by millions of URLs known (bytes, major faults), and the machine's available memory at the window's end:")
+			for i, w := range r.ByMillion {
+				if i%4 == 0 {
+					fmt.Fprint(out, "\n ")
+				}
+				fmt.Fprintf(out, " %d-%dM %.0f B %.2f faults %.1f GB", w.From/1e6, w.To/1e6, w.DiskRead, w.MajorFaults, float64(w.MemAvailable)/1e9)
 			}
 			fmt.Fprintln(out)
 		}

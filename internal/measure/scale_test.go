@@ -64,7 +64,10 @@ func TestScaleSpeedByMillions(t *testing.T) {
 		known += 25 * rate // 2.5 new URLs a poll
 		// the crawler takes 1.2 cores and the web 0.6 throughout: 150 and
 		// 75 µs a poll at 8,000 polls a second, twice that at 4,000
-		ss = append(ss, ScaleSample{At: time.Duration(i) * 10 * time.Second, Known: known, Polls: polls, CPU: 1.2, WebCPU: 0.6})
+		// and reads 40 MB from the disk in 1,000 faults every 10 s, 500
+		// and 12.5 a poll at 8,000 polls a second, twice that at 4,000
+		ss = append(ss, ScaleSample{At: time.Duration(i) * 10 * time.Second, Known: known, Polls: polls, CPU: 1.2, WebCPU: 0.6,
+			DiskRead: 40e6, MajorFaults: 1000, MemAvailable: int64(50-i) * 1e8})
 	}
 	ws := byMillion(ss)
 	if len(ws) != 4 || ws[0].From != 1_000_000 || ws[3].To != 5_000_000 {
@@ -83,6 +86,34 @@ func TestScaleSpeedByMillions(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "1-2M 150 µs (1.00x) web 75") || !strings.Contains(out.String(), "3-4M 300 µs (2.00x) web 150") {
 		t.Errorf("the report does not give the CPU a poll took:\n%s", out.String())
+	}
+	// 1-2 million ends with the sample at 2 million: the 10th (known
+	// ten samples of 200,000), 4.0 GB available
+	if !strings.Contains(out.String(), "1-2M 500 B 0.01 faults 4.0 GB") || !strings.Contains(out.String(), "3-4M 1000 B 0.03 faults") {
+		t.Errorf("the report does not give the disk's reads a poll:\n%s", out.String())
+	}
+}
+
+// The readers of /proc the samples take read this process, and 0 for one
+// that is not there.
+func TestProcReaders(t *testing.T) {
+	if _, err := os.Stat("/proc/self/io"); err != nil {
+		t.Skip("no /proc here")
+	}
+	if rss := processRSS("self"); rss <= 0 {
+		t.Errorf("this process's resident memory: %d", rss)
+	}
+	if m := memAvailable(); m <= 0 {
+		t.Errorf("the machine's available memory: %d", m)
+	}
+	if f := majorFaults("self"); f < 0 {
+		t.Errorf("major faults %d", f)
+	}
+	if processRSS("no-such-process") != 0 || majorFaults("no-such-process") != 0 {
+		t.Error("a process that is not there has a resident set or faults")
+	}
+	if got := kibField([]byte("MemTotal:  10 kB\nMemAvailable:    3 kB\n"), "MemAvailable:"); got != 3<<10 {
+		t.Errorf("kibField: %d, want %d", got, 3<<10)
 	}
 }
 
