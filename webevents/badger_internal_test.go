@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"expvar"
+	"fmt"
 	"log/slog"
 	"strings"
 	"testing"
@@ -188,4 +189,52 @@ func TestStoreWithoutOriginIndex(t *testing.T) {
 	if err := s.ReadDay(day, 0, func(int64, Event) error { n++; return nil }); err != nil || n != 3 {
 		t.Errorf("the day itself: %d records (%v), want 3", n, err)
 	}
+}
+
+// What a store's writes put in its tree and what its compactions wrote,
+// by level, add up to the compactions' total: a store of 1 MiB memtables
+// written 24 MB of small values flushes tables to level 0 and compacts
+// them into a level below.
+func TestCompactedBytesByLevel(t *testing.T) {
+	before, compactedBefore := CompactedBytesByLevel(), CompactedBytes()
+	s, err := OpenBadger(t.TempDir(), BadgerOptions{MemTableSize: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	table := s.Table(TableFrontier)
+	value := []byte(strings.Repeat("v", 40)) // under the value threshold: in the tree
+	var after [TreeLevels]int64
+	for round := 0; round < 60; round++ {
+		if err := table.Batch(func(b *TableBatch) error {
+			for i := range 5000 {
+				if err := b.Set(fmt.Sprintf("k%08d", (round*5000+i)*7919%300000), value); err != nil {
+					return err
+				}
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if after = CompactedBytesByLevel(); sumBelowZero(after) > sumBelowZero(before) && round >= 20 {
+			break
+		}
+	}
+	if after[0] <= before[0] {
+		t.Errorf("the writes put %d bytes in the tree, %d before", after[0], before[0])
+	}
+	below := sumBelowZero(after) - sumBelowZero(before)
+	if below <= 0 {
+		t.Fatalf("no compaction wrote to a level below 0 (%v, %v before)", after, before)
+	}
+	if got := CompactedBytes() - compactedBefore; got < below {
+		t.Errorf("the levels' compactions wrote %d bytes, the total %d", below, got)
+	}
+}
+
+func sumBelowZero(by [TreeLevels]int64) (n int64) {
+	for _, b := range by[1:] {
+		n += b
+	}
+	return n
 }

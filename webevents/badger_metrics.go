@@ -1,6 +1,10 @@
 package webevents
 
-import "expvar"
+import (
+	"expvar"
+	"strconv"
+	"strings"
+)
 
 // badgerCompactionWritten is the expvar map, by level, of the bytes
 // Badger's compactions wrote (badger v4's y/metrics.go).
@@ -21,4 +25,38 @@ func CompactedBytes() int64 {
 		}
 	})
 	return n
+}
+
+// TreeLevels is how many levels Badger's tree has: level 0, where
+// memtables are flushed, and the six below it (Badger's default).
+const TreeLevels = 7
+
+// badgerWrittenToTree is the expvar of the bytes writes put in Badger's
+// memtables (Badger's estimate of each entry: its key and its value or
+// the value's pointer), which the flushes write to level 0.
+const badgerWrittenToTree = "badger_write_bytes_l0"
+
+// CompactedBytesByLevel is CompactedBytes split by the level the
+// compactions wrote to (Badger's "l1" to "l6"), with at index 0 what
+// the writes put in the tree: level 0 takes flushes, not compactions.
+// In a leveled tree each level a key passes through writes it again, and
+// a tree that grows past a level's size gets one more level to pass:
+// the levels' sum over index 0 is the tree's write amplification, and
+// the split shows which level added to it.
+func CompactedBytesByLevel() (by [TreeLevels]int64) {
+	if i, ok := expvar.Get(badgerWrittenToTree).(*expvar.Int); ok {
+		by[0] = i.Value()
+	}
+	m, ok := expvar.Get(badgerCompactionWritten).(*expvar.Map)
+	if !ok {
+		return by
+	}
+	m.Do(func(kv expvar.KeyValue) {
+		i, ok := kv.Value.(*expvar.Int)
+		level, err := strconv.Atoi(strings.TrimPrefix(kv.Key, "l"))
+		if ok && err == nil && level > 0 && level < TreeLevels {
+			by[level] += i.Value()
+		}
+	})
+	return by
 }

@@ -156,6 +156,11 @@ type ScaleSample struct {
 	// is page cache the store does not get.
 	MajorFaults, DiskRead int64
 	MemAvailable, WebRSS  int64
+	// ByLevel is what the writes put in Badger's tree (index 0) and what
+	// its compactions wrote to each level below, since the sample before;
+	// TreeBytes the tree's tables on disk (the value logs are not in it).
+	ByLevel   [webevents.TreeLevels]int64
+	TreeBytes int64
 }
 
 // ScaleReport is what the scale experiment measured.
@@ -380,6 +385,7 @@ func scaleCrawl(ctx context.Context, cfg ScaleConfig, web *webProcess, rep *Scal
 	lastCycles := gcCycles()
 	lastOwn, lastWeb, lastCompacted := processCPUSeconds("self"), processCPUSeconds(strconv.Itoa(web.pid)), webevents.CompactedBytes()
 	lastFaults, lastRead := majorFaults("self"), diskReadBytes()
+	lastLevels := webevents.CompactedBytesByLevel()
 	webPID := strconv.Itoa(web.pid)
 	// The late profile ends at the run's deadline: the crawler's stop that
 	// follows (it writes the held moves) is not a poll's cost.
@@ -396,7 +402,7 @@ func scaleCrawl(ctx context.Context, cfg ScaleConfig, web *webProcess, rep *Scal
 			return err
 		case now := <-tick.C:
 			s := c.Stats()
-			smp := ScaleSample{At: now.Sub(start), Known: int64(s.Known), Spilled: int64(s.Spilled), Parked: int64(s.Parked), Polls: s.Polls, StoreBytes: dirBytes(cfg.Dir), Connections: s.Connections, Stalled: s.Stalled, Goroutines: runtime.NumGoroutine()}
+			smp := ScaleSample{At: now.Sub(start), Known: int64(s.Known), Spilled: int64(s.Spilled), Parked: int64(s.Parked), Polls: s.Polls, Connections: s.Connections, Stalled: s.Stalled, Goroutines: runtime.NumGoroutine()}
 			smp.RSS, smp.RSSAnon = residentBytes()
 			var ms runtime.MemStats
 			runtime.ReadMemStats(&ms)
@@ -421,6 +427,12 @@ func scaleCrawl(ctx context.Context, cfg ScaleConfig, web *webProcess, rep *Scal
 			smp.MajorFaults, smp.DiskRead = faults-lastFaults, read-lastRead
 			lastFaults, lastRead = faults, read
 			smp.MemAvailable, smp.WebRSS = memAvailable(), processRSS(webPID)
+			levels := webevents.CompactedBytesByLevel()
+			for i := range levels {
+				smp.ByLevel[i] = levels[i] - lastLevels[i]
+			}
+			lastLevels = levels
+			smp.StoreBytes, smp.TreeBytes = dirBytes(cfg.Dir)
 			rep.Samples = append(rep.Samples, smp)
 			last = smp
 			early.at(smp.At, smp.Known)
@@ -613,6 +625,11 @@ type KnownWindow struct {
 	// memory at the window's end.
 	DiskRead, MajorFaults float64
 	MemAvailable          int64
+	// ByLevel is what a poll put in the store's tree and had its
+	// compactions write to each level (bytes), and TreeBytes the tree's
+	// tables at the window's end.
+	ByLevel   [webevents.TreeLevels]float64
+	TreeBytes int64
 }
 
 // byMillion is the crawl's speed over each million URLs known, from the
@@ -642,16 +659,23 @@ func byMillion(ss []ScaleSample) []KnownWindow {
 		// since the sample before.
 		var own, web float64
 		var read, faults int64
+		var levels [webevents.TreeLevels]int64
 		for i := ia + 1; i <= ib; i++ {
+			for l := range levels {
+				levels[l] += ss[i].ByLevel[l]
+			}
 			d := (ss[i].At - ss[i-1].At).Seconds()
 			own += ss[i].CPU * d
 			web += ss[i].WebCPU * d
 			read += ss[i].DiskRead
 			faults += ss[i].MajorFaults
 		}
-		w.MemAvailable = b.MemAvailable
+		w.MemAvailable, w.TreeBytes = b.MemAvailable, b.TreeBytes
 		if polls := float64(b.Polls - a.Polls); polls > 0 {
 			w.DiskRead, w.MajorFaults = float64(read)/polls, float64(faults)/polls
+			for l := range levels {
+				w.ByLevel[l] = float64(levels[l]) / polls
+			}
 		}
 		if polls := float64(b.Polls - a.Polls); polls > 0 && own > 0 {
 			w.CrawlerCPU = time.Duration(own / polls * 1e9)
@@ -851,18 +875,22 @@ func uint64Metric(name string) int64 {
 	return int64(min(s[0].Value.Uint64(), math.MaxInt64))
 }
 
-// dirBytes is the size of the files under dir.
-func dirBytes(dir string) int64 {
-	var n int64
-	_ = filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+// dirBytes is the size of the files under dir, and of them Badger's
+// table files (.sst): its tree of keys, small values and pointers,
+// without the value logs.
+func dirBytes(dir string) (all, tree int64) {
+	_ = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err == nil && !d.IsDir() {
 			if fi, err := d.Info(); err == nil {
-				n += fi.Size()
+				all += fi.Size()
+				if strings.HasSuffix(path, ".sst") {
+					tree += fi.Size()
+				}
 			}
 		}
 		return nil
 	})
-	return n
+	return all, tree
 }
 
 func us(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
@@ -945,6 +973,24 @@ func (r *ScaleReport) Print(out io.Writer) {
 			}
 			fmt.Fprintln(out)
 		}
+	}
+	if end.TreeBytes > 0 {
+		fmt.Fprint(out, "the store's tree by millions of URLs known: what a poll put in it, what its compactions wrote to each level a poll (bytes; levels with none left out), and its tables at the window's end:")
+		for _, w := range r.ByMillion {
+			fmt.Fprintf(out, "\n  %d-%dM put %.0f", w.From/1e6, w.To/1e6, w.ByLevel[0])
+			var all float64
+			for l := 1; l < len(w.ByLevel); l++ {
+				if w.ByLevel[l] >= 0.5 {
+					fmt.Fprintf(out, " L%d %.0f", l, w.ByLevel[l])
+				}
+				all += w.ByLevel[l]
+			}
+			if w.ByLevel[0] > 0 {
+				fmt.Fprintf(out, " (%.1fx)", all/w.ByLevel[0])
+			}
+			fmt.Fprintf(out, " tree %.0f MB", mb(w.TreeBytes))
+		}
+		fmt.Fprintln(out)
 	}
 	fmt.Fprintf(out, "restart: %d URLs loaded in %v, polling again after %v\n", r.RestartKnown, r.RestartLoad.Round(time.Millisecond), r.RestartFirstPoll.Round(time.Millisecond))
 	if r.slopesMeaningful() {

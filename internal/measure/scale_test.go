@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cocrawl/cocrawl/webevents"
 )
 
 // The scale report's slope is memory per URL over the frontier's growth,
@@ -67,7 +69,11 @@ func TestScaleSpeedByMillions(t *testing.T) {
 		// and reads 40 MB from the disk in 1,000 faults every 10 s, 500
 		// and 12.5 a poll at 8,000 polls a second, twice that at 4,000
 		ss = append(ss, ScaleSample{At: time.Duration(i) * 10 * time.Second, Known: known, Polls: polls, CPU: 1.2, WebCPU: 0.6,
-			DiskRead: 40e6, MajorFaults: 1000, MemAvailable: int64(50-i) * 1e8})
+			DiskRead: 40e6, MajorFaults: 1000, MemAvailable: int64(50-i) * 1e8,
+			// and puts 8 MB in the store's tree, which its compactions
+			// write 16 MB of to level 5 and, from the 20th sample on, 24
+			// to level 6: 100, 200 and 300 bytes a poll at 8,000 a second
+			ByLevel: [webevents.TreeLevels]int64{0: 8e6, 5: 16e6, 6: 24e6 * int64(min(i/20, 1))}, TreeBytes: int64(i) * 1e7})
 	}
 	ws := byMillion(ss)
 	if len(ws) != 4 || ws[0].From != 1_000_000 || ws[3].To != 5_000_000 {
@@ -91,6 +97,11 @@ func TestScaleSpeedByMillions(t *testing.T) {
 	// ten samples of 200,000), 4.0 GB available
 	if !strings.Contains(out.String(), "1-2M 500 B 0.01 faults 4.0 GB") || !strings.Contains(out.String(), "3-4M 1000 B 0.03 faults") {
 		t.Errorf("the report does not give the disk's reads a poll:\n%s", out.String())
+	}
+	// at 4,000 polls a second from 2 million URLs known, twice as many
+	// bytes a poll; levels that wrote nothing are left out
+	if !strings.Contains(out.String(), "1-2M put 100 L5 200 (2.0x) tree 95 MB") || !strings.Contains(out.String(), "4-5M put 200 L5 400 L6 600 (5.0x)") {
+		t.Errorf("the report does not give the tree's writes by level:\n%s", out.String())
 	}
 }
 
