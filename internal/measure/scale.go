@@ -156,9 +156,10 @@ type ScaleSample struct {
 	// is page cache the store does not get.
 	MajorFaults, DiskRead int64
 	MemAvailable, WebRSS  int64
-	// ByLevel is what the writes put in Badger's tree (index 0) and what
-	// its compactions wrote to each level below, since the sample before;
+	// TreePut is what the writes put in Badger's tree and ByLevel what
+	// its compactions wrote to each level, since the sample before;
 	// TreeBytes the tree's tables on disk (the value logs are not in it).
+	TreePut   int64
 	ByLevel   [webevents.TreeLevels]int64
 	TreeBytes int64
 }
@@ -383,10 +384,10 @@ func scaleCrawl(ctx context.Context, cfg ScaleConfig, web *webProcess, rep *Scal
 	var last ScaleSample
 	lastCPU, lastGC := cpuSeconds()
 	lastCycles := gcCycles()
-	lastOwn, lastWeb, lastCompacted := processCPUSeconds("self"), processCPUSeconds(strconv.Itoa(web.pid)), webevents.CompactedBytes()
-	lastFaults, lastRead := majorFaults("self"), diskReadBytes()
-	lastLevels := webevents.CompactedBytesByLevel()
 	webPID := strconv.Itoa(web.pid)
+	lastOwn, lastWeb := processCPUSeconds("self"), processCPUSeconds(webPID)
+	lastFaults, lastRead := majorFaults("self"), diskReadBytes()
+	lastLevels, lastPut := webevents.CompactedBytesByLevel(), webevents.TreeWrittenBytes()
 	// The late profile ends at the run's deadline: the crawler's stop that
 	// follows (it writes the held moves) is not a poll's cost.
 	deadline := rctx.Done()
@@ -418,20 +419,21 @@ func scaleCrawl(ctx context.Context, cfg ScaleConfig, web *webProcess, rep *Scal
 				smp.GCShare = (gc - lastGC) / (cpu - lastCPU)
 			}
 			lastCPU, lastGC = cpu, gc
-			own, webCPU, compacted := processCPUSeconds("self"), processCPUSeconds(strconv.Itoa(web.pid)), webevents.CompactedBytes()
+			own, webCPU := processCPUSeconds("self"), processCPUSeconds(webPID)
 			interval := (smp.At - last.At).Seconds()
 			smp.CPU, smp.WebCPU = (own-lastOwn)/interval, (webCPU-lastWeb)/interval
-			smp.Compacted = compacted - lastCompacted
-			lastOwn, lastWeb, lastCompacted = own, webCPU, compacted
+			lastOwn, lastWeb = own, webCPU
 			faults, read := majorFaults("self"), diskReadBytes()
 			smp.MajorFaults, smp.DiskRead = faults-lastFaults, read-lastRead
 			lastFaults, lastRead = faults, read
 			smp.MemAvailable, smp.WebRSS = memAvailable(), processRSS(webPID)
-			levels := webevents.CompactedBytesByLevel()
+			levels, put := webevents.CompactedBytesByLevel(), webevents.TreeWrittenBytes()
 			for i := range levels {
 				smp.ByLevel[i] = levels[i] - lastLevels[i]
+				smp.Compacted += smp.ByLevel[i]
 			}
-			lastLevels = levels
+			smp.TreePut = put - lastPut
+			lastLevels, lastPut = levels, put
 			smp.StoreBytes, smp.TreeBytes = dirBytes(cfg.Dir)
 			rep.Samples = append(rep.Samples, smp)
 			last = smp
@@ -625,9 +627,10 @@ type KnownWindow struct {
 	// memory at the window's end.
 	DiskRead, MajorFaults float64
 	MemAvailable          int64
-	// ByLevel is what a poll put in the store's tree and had its
-	// compactions write to each level (bytes), and TreeBytes the tree's
-	// tables at the window's end.
+	// TreePut is what a poll put in the store's tree and ByLevel what it
+	// had its compactions write to each level (bytes), and TreeBytes the
+	// tree's tables at the window's end.
+	TreePut   float64
 	ByLevel   [webevents.TreeLevels]float64
 	TreeBytes int64
 }
@@ -658,12 +661,13 @@ func byMillion(ss []ScaleSample) []KnownWindow {
 		// Each sample's CPU is its process's cores over the interval
 		// since the sample before.
 		var own, web float64
-		var read, faults int64
+		var read, faults, put int64
 		var levels [webevents.TreeLevels]int64
 		for i := ia + 1; i <= ib; i++ {
 			for l := range levels {
 				levels[l] += ss[i].ByLevel[l]
 			}
+			put += ss[i].TreePut
 			d := (ss[i].At - ss[i-1].At).Seconds()
 			own += ss[i].CPU * d
 			web += ss[i].WebCPU * d
@@ -672,15 +676,15 @@ func byMillion(ss []ScaleSample) []KnownWindow {
 		}
 		w.MemAvailable, w.TreeBytes = b.MemAvailable, b.TreeBytes
 		if polls := float64(b.Polls - a.Polls); polls > 0 {
-			w.DiskRead, w.MajorFaults = float64(read)/polls, float64(faults)/polls
+			w.DiskRead, w.MajorFaults, w.TreePut = float64(read)/polls, float64(faults)/polls, float64(put)/polls
 			for l := range levels {
 				w.ByLevel[l] = float64(levels[l]) / polls
 			}
-		}
-		if polls := float64(b.Polls - a.Polls); polls > 0 && own > 0 {
-			w.CrawlerCPU = time.Duration(own / polls * 1e9)
-			w.WebCPU = time.Duration(web / polls * 1e9)
-			w.cpuKnown, w.webOK = true, web > 0
+			if own > 0 {
+				w.CrawlerCPU = time.Duration(own / polls * 1e9)
+				w.WebCPU = time.Duration(web / polls * 1e9)
+				w.cpuKnown, w.webOK = true, web > 0
+			}
 		}
 		out = append(out, w)
 	}
@@ -977,16 +981,16 @@ func (r *ScaleReport) Print(out io.Writer) {
 	if end.TreeBytes > 0 {
 		fmt.Fprint(out, "the store's tree by millions of URLs known: what a poll put in it, what its compactions wrote to each level a poll (bytes; levels with none left out), and its tables at the window's end:")
 		for _, w := range r.ByMillion {
-			fmt.Fprintf(out, "\n  %d-%dM put %.0f", w.From/1e6, w.To/1e6, w.ByLevel[0])
+			fmt.Fprintf(out, "\n  %d-%dM put %.0f", w.From/1e6, w.To/1e6, w.TreePut)
 			var all float64
-			for l := 1; l < len(w.ByLevel); l++ {
+			for l := range w.ByLevel {
 				if w.ByLevel[l] >= 0.5 {
 					fmt.Fprintf(out, " L%d %.0f", l, w.ByLevel[l])
 				}
 				all += w.ByLevel[l]
 			}
-			if w.ByLevel[0] > 0 {
-				fmt.Fprintf(out, " (%.1fx)", all/w.ByLevel[0])
+			if w.TreePut > 0 {
+				fmt.Fprintf(out, " (%.1fx)", all/w.TreePut)
 			}
 			fmt.Fprintf(out, " tree %.0f MB", mb(w.TreeBytes))
 		}

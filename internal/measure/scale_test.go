@@ -73,7 +73,7 @@ func TestScaleSpeedByMillions(t *testing.T) {
 			// and puts 8 MB in the store's tree, which its compactions
 			// write 16 MB of to level 5 and, from the 20th sample on, 24
 			// to level 6: 100, 200 and 300 bytes a poll at 8,000 a second
-			ByLevel: [webevents.TreeLevels]int64{0: 8e6, 5: 16e6, 6: 24e6 * int64(min(i/20, 1))}, TreeBytes: int64(i) * 1e7})
+			TreePut: 8e6, ByLevel: [webevents.TreeLevels]int64{5: 16e6, 6: 24e6 * int64(min(i/20, 1))}, TreeBytes: int64(i) * 1e7})
 	}
 	ws := byMillion(ss)
 	if len(ws) != 4 || ws[0].From != 1_000_000 || ws[3].To != 5_000_000 {
