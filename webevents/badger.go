@@ -52,6 +52,10 @@ type BadgerOptions struct {
 	// levelMultiplier replaces levelSizeMultiplier when not 0: for
 	// BenchmarkCrawlLoadLevelSizes.
 	levelMultiplier int
+	// keepTombstones keeps Badger's own rule for a deleted key's
+	// tombstone (carried down while the compaction's key range overlaps a
+	// level below): for BenchmarkCrawlLoadTombstones.
+	keepTombstones bool
 	// noOriginIndex writes no origin index (o/ and i/): for
 	// BenchmarkCrawlLoadOriginIndex, which measures what the index costs
 	// the tree. A store so written answers a filter by reading whole days.
@@ -206,6 +210,12 @@ func OpenBadger(dir string, o BadgerOptions) (*BadgerStore, error) {
 	// but crawled no faster past 10 million URLs and restarted slower, in
 	// one run against two (docs/performance.md, "a lighter web").
 	opts.LevelSizeMultiplier = cmp.Or(o.levelMultiplier, levelSizeMultiplier)
+	// A tombstone is dropped once it has met its key's older versions and
+	// no level below may hold another (its tables' Bloom filters say so;
+	// third_party/badger/COCRAWL.md), not carried to the last level: a
+	// URL's frontier state, parked revisit and backlog entry are each
+	// deleted when it moves on, most before they reach the last level.
+	opts.DropShadowlessTombstones = !o.keepTombstones
 	if o.InMemory {
 		// A store in memory has no value log: Badger refuses a value
 		// above the threshold there (and, below 1 KB, panics building

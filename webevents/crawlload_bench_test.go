@@ -110,6 +110,16 @@ func benchmarkCrawlLoadAgainst(b *testing.B, other BadgerOptions, name string) {
 	}
 }
 
+// BenchmarkCrawlLoadTombstones writes BenchmarkCrawlLoad's polls with
+// the store's compactions, which drop a tombstone once no level below may
+// hold its key, and with Badger's own, which carry it down while the
+// compaction's key range overlaps a level below, and reports the bytes
+// the compactions wrote a poll and the polls/s of the last fifth, each
+// with its ratio.
+func BenchmarkCrawlLoadTombstones(b *testing.B) {
+	benchmarkCrawlLoadAgainst(b, BadgerOptions{keepTombstones: true}, "keep")
+}
+
 // BenchmarkCrawlLoadFollowedOrigin writes BenchmarkCrawlLoad's polls
 // while a follower of one origin's records reads them every 100 ms, as a
 // live filtered stream does: from the origin index as far as it runs and

@@ -105,6 +105,12 @@ type Options struct {
 	// with incompatible data format.
 	ExternalMagicVersion uint16
 
+	// cocrawl: DropShadowlessTombstones drops a deleted key's tombstone in a
+	// compaction once no level below may hold an older version of the key
+	// (cocrawl_tombstones.go), rather than only when the compaction's key
+	// range clears every level below. Off by default, Badger's behaviour.
+	DropShadowlessTombstones bool
+
 	// Transaction start and commit timestamps are managed by end-user.
 	// This is only useful for databases built on top of Badger (like Dgraph).
 	// Not recommended for most users.
