@@ -2,6 +2,7 @@ package badger
 
 import (
 	"math"
+	"sync/atomic"
 
 	"github.com/dgraph-io/badger/v4/y"
 )
@@ -18,6 +19,23 @@ import (
 // holds, so nothing a reader could see changes: the older versions in the
 // compaction's own tables are dropped with it, as Badger drops them when
 // the range is clear).
+
+// tombstonesDropped counts the tombstones keepsTombstone let go, in every
+// DB of the process: for tests.
+var tombstonesDropped atomic.Uint64
+
+// keepsTombstone says whether a compaction into level next, whose key
+// range overlaps a level below, keeps the tombstone (or expired entry) of
+// key. Badger's rule, always yes, without DropShadowlessTombstones, and in
+// a compaction of level 0 into itself, whose older level-0 tables may be
+// in another compaction.
+func (s *levelsController) keepsTombstone(key []byte, next int) bool {
+	if !s.kv.opt.DropShadowlessTombstones || next == 0 || s.mayHoldOlder(key, next+1) {
+		return true
+	}
+	tombstonesDropped.Add(1)
+	return false
+}
 
 // mayHoldOlder says whether a level from below on may hold a version of
 // key (a key with its timestamp). Levels are checked from the top down: a

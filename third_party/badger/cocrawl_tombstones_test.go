@@ -6,6 +6,9 @@ package badger
 
 import (
 	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -104,4 +107,96 @@ func TestCompactionDropsTombstonesNothingBelowHolds(t *testing.T) {
 		txn.Discard()
 		require.NoError(t, db.Close())
 	}
+}
+
+// A store of small tables and levels, with its compactors running, takes
+// a long run of writes and deletions, read against a map of what each key
+// holds: during the run, at its end, and after a reopen. Most keys are
+// new, spread over the whole key range, and many are deleted soon after,
+// as a crawl's frontier entries are; others are overwritten or deleted
+// long after. Dropping tombstones early must never bring back a deleted
+// key's older value, and the run must drop some.
+func TestDroppedTombstonesBringNothingBack(t *testing.T) {
+	dir := t.TempDir()
+	opt := DefaultOptions(dir).WithLogger(nil).WithCompression(options.None).
+		WithMemTableSize(256 << 10).WithBaseTableSize(32 << 10).WithBaseLevelSize(128 << 10).
+		WithNumLevelZeroTables(1).WithNumLevelZeroTablesStall(4).WithNumCompactors(2).
+		WithValueThreshold(64).WithIndexCacheSize(1 << 20)
+	opt.LevelSizeMultiplier = 3
+	opt.DropShadowlessTombstones = true
+	db, err := Open(opt)
+	require.NoError(t, err)
+
+	const ops = 200_000
+	model := map[string]string{}
+	var written []string // every key written, in order
+	rnd := rand.New(rand.NewPCG(1, 2))
+	// check reads keys against the model.
+	check := func(db *DB, ks []string) {
+		t.Helper()
+		require.NoError(t, db.View(func(txn *Txn) error {
+			for _, k := range ks {
+				item, err := txn.Get([]byte(k))
+				want, ok := model[k]
+				if !ok {
+					require.ErrorIs(t, err, ErrKeyNotFound, "%s was deleted", k)
+					continue
+				}
+				require.NoError(t, err, k)
+				got, err := item.ValueCopy(nil)
+				require.NoError(t, err)
+				require.Equal(t, want, string(got), k)
+			}
+			return nil
+		}))
+	}
+	// sample is some of the keys written, the last ones among them.
+	sample := func() []string {
+		ks := written[max(len(written)-300, 0):]
+		for range 300 {
+			ks = append(ks, written[rnd.IntN(len(written))])
+		}
+		return ks
+	}
+	before := tombstonesDropped.Load()
+	for n := 0; n < ops; {
+		wb := db.NewWriteBatch()
+		for range 200 {
+			var k string
+			switch r := rnd.IntN(10); {
+			case r < 6 || len(written) < 1000: // a new key
+				k = fmt.Sprintf("k/%03d/%08d", rnd.IntN(1000), n)
+				written = append(written, k)
+			case r < 8: // a recent key deleted
+				k = written[len(written)-1-rnd.IntN(1000)]
+			default: // any key, overwritten or deleted
+				k = written[rnd.IntN(len(written))]
+			}
+			if _, ok := model[k]; ok && rnd.IntN(2) == 0 {
+				require.NoError(t, wb.Delete([]byte(k)))
+				delete(model, k)
+			} else {
+				// Some values inline, some in the value log.
+				v := fmt.Sprintf("%s@%d%s", k, n, strings.Repeat("v", rnd.IntN(2)*80))
+				require.NoError(t, wb.Set([]byte(k), []byte(v)))
+				model[k] = v
+			}
+			n++
+		}
+		require.NoError(t, wb.Flush())
+		if n%20_000 == 0 {
+			check(db, sample())
+		}
+	}
+	all := written
+	check(db, all)
+	require.NoError(t, db.Close())
+	dropped := tombstonesDropped.Load() - before
+	require.NotZero(t, dropped, "no tombstone was dropped before the last level")
+	t.Logf("%d tombstones dropped before the last level", dropped)
+
+	db, err = Open(opt)
+	require.NoError(t, err)
+	defer db.Close()
+	check(db, all)
 }

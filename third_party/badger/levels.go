@@ -826,14 +826,12 @@ func (s *levelsController) subcompact(it y.Iterator, kr keyRange, cd compactDef,
 					case !isExpired && lastValidVersion:
 						// Add this key. We have set skipKey, so the following key versions
 						// would be skipped.
-					case hasOverlap && (!s.kv.opt.DropShadowlessTombstones || cd.nextLevel.level == 0 ||
-						s.mayHoldOlder(it.Key(), cd.nextLevel.level+1)):
+					case hasOverlap && s.keepsTombstone(it.Key(), cd.nextLevel.level):
 						// If this key range has overlap with lower levels, then keep the deletion
 						// marker with the latest version, discarding the rest. We have set skipKey,
 						// so the following key versions would be skipped.
 						// cocrawl: only when a level below may hold the key
-						// (cocrawl_tombstones.go). Not in a compaction of level 0
-						// into itself, whose older tables may be in another.
+						// (cocrawl_tombstones.go).
 					default:
 						// If no overlap, we can skip all the versions, by continuing here.
 						numSkips++
