@@ -214,7 +214,7 @@ func OpenBadger(dir string, o BadgerOptions) (*BadgerStore, error) {
 	// no level below may hold another (its tables' Bloom filters say so;
 	// third_party/badger/COCRAWL.md), not carried to the last level: a
 	// URL's frontier state, parked revisit and backlog entry are each
-	// deleted when it moves on, most before they reach the last level.
+	// deleted when it moves on, many before they reach the last level.
 	opts.DropShadowlessTombstones = !o.keepTombstones
 	if o.InMemory {
 		// A store in memory has no value log: Badger refuses a value
