@@ -5,7 +5,6 @@
 package badger
 
 import (
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -100,7 +99,7 @@ func TestCompactionDropsTombstonesNothingBelowHolds(t *testing.T) {
 		txn := db.NewTransactionAt(20, false)
 		for _, k := range []string{"b-gone", "c-kept"} {
 			_, err := txn.Get([]byte(k))
-			require.True(t, errors.Is(err, ErrKeyNotFound), "%s: %v (drop %v)", k, err, drop)
+			require.ErrorIs(t, err, ErrKeyNotFound, "%s (drop %v)", k, drop)
 		}
 		_, err = txn.Get([]byte("a"))
 		require.NoError(t, err)
@@ -188,8 +187,7 @@ func TestDroppedTombstonesBringNothingBack(t *testing.T) {
 			check(db, sample())
 		}
 	}
-	all := written
-	check(db, all)
+	check(db, written)
 	require.NoError(t, db.Close())
 	dropped := tombstonesDropped.Load() - before
 	require.NotZero(t, dropped, "no tombstone was dropped before the last level")
@@ -198,5 +196,5 @@ func TestDroppedTombstonesBringNothingBack(t *testing.T) {
 	db, err = Open(opt)
 	require.NoError(t, err)
 	defer db.Close()
-	check(db, all)
+	check(db, written)
 }
