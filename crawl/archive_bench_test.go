@@ -26,12 +26,12 @@ func BenchmarkCrawlWARC(b *testing.B) {
 	defer w.Close()
 	var off, on float64
 	for b.Loop() {
-		off += cocrawlPagesPerSecond(b, w, nil)
+		off += cocrawlPages(b, w, nil).perSecond
 		arch, err := warc.Open(warc.Options{Dir: b.TempDir(), Software: "cocrawl bench"})
 		if err != nil {
 			b.Fatal(err)
 		}
-		on += cocrawlPagesPerSecond(b, w, arch)
+		on += cocrawlPages(b, w, arch).perSecond
 		if err := arch.Close(); err != nil {
 			b.Fatal(err)
 		}

@@ -241,7 +241,7 @@ func measureSitemaps(ctx context.Context, args []string, out io.Writer) error {
 }
 
 func measureScale(ctx context.Context, args []string, out io.Writer) error {
-	fs := newFlags("measure scale", "measure scale [--hosts N] [--pages N] [--links N] [--run D] [--workers N] [--revisit-min D] [--port-base PORT] [--data DIR] [--head N] [--heap-headroom X] [--heap-profile FILE] [--cpu-profile FILE] [--early-cpu-profile FILE] [--web-cpu-profile FILE] [--restart-profile FILE] [--restart-only]\n\n"+
+	fs := newFlags("measure scale", "measure scale [--hosts N] [--pages N] [--links N] [--run D] [--workers N] [--revisit-min D] [--port-base PORT] [--data DIR] [--head N] [--heap-headroom X] [--heap-profile FILE] [--cpu-profile FILE] [--early-cpu-profile FILE] [--web-cpu-profile FILE] [--restart-profile FILE] [--restart-only] [--fresh-baseline=false] [--fresh-run D]\n\n"+
 		"The web is served by `cocrawl testweb` in a process of its own, on 127.0.0.1 ports from --port-base.")
 	var c measure.ScaleConfig
 	fs.IntVar(&c.Hosts, "hosts", 1000, "hosts of the loopback web")
@@ -259,6 +259,8 @@ func measureScale(ctx context.Context, args []string, out io.Writer) error {
 	fs.StringVar(&c.EarlyCPUProfile, "early-cpu-profile", "", "write a CPU profile of a minute from 1.5 million URLs known to this file, to set against --cpu-profile's")
 	fs.StringVar(&c.RestartProfile, "restart-profile", "", "write a CPU profile of the restart to this file (go tool pprof)")
 	fs.BoolVar(&c.RestartOnly, "restart-only", false, "crawl nothing: restart from the store in --data (a scale crawl's, on the same web flags) and time it")
+	fs.BoolVar(&c.FreshBaseline, "fresh-baseline", true, "after the restart, crawl the web again from nothing in a new data folder to 2 million URLs known: the 1-2 million baseline measured again, minutes after the late windows")
+	fs.DurationVar(&c.FreshRun, "fresh-run", 6*time.Minute, "the most the fresh crawl of --fresh-baseline runs (and no longer than --run)")
 	fs.IntVar(&c.Head, "head", 0, "first visits, and revisits, a host keeps in memory (default: the crawler's)")
 	fs.Float64Var(&c.HeapHeadroom, "heap-headroom", memlimit.Default.Share, "the collector's headroom over the live heap, as cocrawl run's --heap-headroom; 0: Go's default")
 	if pos, err := parse(fs, args); err != nil {

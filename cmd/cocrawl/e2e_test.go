@@ -474,10 +474,18 @@ func TestMeasureScaleRestartOnly(t *testing.T) {
 	base := freePortRun(t, 3)
 	data := t.TempDir()
 	web := []string{"--hosts", "3", "--pages", "40", "--port-base", strconv.Itoa(base), "--data", data}
-	out := mustRun(t, append([]string{"measure", "scale", "--run", "6s", "--every", "2s"}, web...)...)
+	out := mustRun(t, append([]string{"measure", "scale", "--run", "6s", "--every", "2s", "--fresh-run", "2s"}, web...)...)
 	m := regexp.MustCompile(`URLs known at the end: (\d+)`).FindStringSubmatch(out)
 	if m == nil || m[1] == "0" {
 		t.Fatalf("no URLs known at the end:\n%s", out)
+	}
+	// the fresh crawl of the baseline ran after the restart, and its data
+	// folder, beside --data, is gone
+	if !regexp.MustCompile(`restart: \d+ URLs loaded[^\n]*\na fresh crawl of the same web in a new data folder, to 2000000 URLs known or for 2s`).MatchString(out) {
+		t.Errorf("no fresh crawl after the restart:\n%s", out)
+	}
+	if left, _ := filepath.Glob(filepath.Join(filepath.Dir(data), "cocrawl-measure-fresh-*")); len(left) > 0 {
+		t.Errorf("the fresh crawl left %v", left)
 	}
 	out = mustRun(t, append([]string{"measure", "scale", "--restart-only"}, web...)...)
 	if !strings.Contains(out, "restart: "+m[1]+" URLs loaded") || strings.Contains(out, "polls per second") {

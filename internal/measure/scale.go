@@ -78,8 +78,21 @@ type ScaleConfig struct {
 	// Head is how many first visits, and how many revisits, a host keeps
 	// in memory (crawl.Config's FirstVisitsInMemory and RevisitsInMemory);
 	// default the crawler's.
-	Head     int
-	Progress io.Writer
+	Head int
+	// FreshBaseline, when set, crawls the same web once more after the
+	// restart, from nothing in a new data folder beside Dir (removed
+	// after), until it knows 2 million URLs or for FreshRun (default 6
+	// minutes) at most: the baseline window of 1 to 2 million URLs known,
+	// measured again minutes after the late windows. The machine's speed
+	// drifts in the course of a long run (the web's CPU a poll, which does
+	// not change with the frontier, has moved by a third within one), and
+	// the run's own baseline is half an hour older than its late windows.
+	FreshBaseline bool
+	FreshRun      time.Duration
+	// stopKnown, when positive, ends the crawl at the first sample with
+	// that many URLs known (the fresh crawl's).
+	stopKnown int64
+	Progress  io.Writer
 }
 
 func (c *ScaleConfig) defaults() {
@@ -101,6 +114,9 @@ func (c *ScaleConfig) defaults() {
 	}
 	if c.EarlyKnown <= 0 {
 		c.EarlyKnown = 1_500_000
+	}
+	if c.FreshRun <= 0 {
+		c.FreshRun = 6 * time.Minute
 	}
 }
 
@@ -203,6 +219,11 @@ type ScaleReport struct {
 	// first poll after it.
 	RestartLoad, RestartFirstPoll time.Duration
 	RestartKnown                  int
+	// Fresh is the fresh crawl's samples (ScaleConfig.FreshBaseline), and
+	// FreshBase its window from 1 to 2 million URLs known: the baseline
+	// again, at the run's end; its Rate is 0 when it did not get there.
+	Fresh     []ScaleSample
+	FreshBase KnownWindow
 }
 
 // Scale crawls a loopback web of many hosts as fast as it allows (no
@@ -251,6 +272,11 @@ func Scale(ctx context.Context, cfg ScaleConfig) (*ScaleReport, error) {
 	}
 	if err := scaleRestart(ctx, cfg, seeds, rep); err != nil {
 		return nil, err
+	}
+	if cfg.FreshBaseline {
+		if err := scaleFresh(ctx, cfg, web, rep); err != nil {
+			return nil, err
+		}
 	}
 	rep.summarise()
 	return rep, nil
@@ -437,6 +463,9 @@ func scaleCrawl(ctx context.Context, cfg ScaleConfig, web *webProcess, rep *Scal
 			smp.StoreBytes, smp.TreeBytes = dirBytes(cfg.Dir)
 			rep.Samples = append(rep.Samples, smp)
 			last = smp
+			if cfg.stopKnown > 0 && smp.Known >= cfg.stopKnown {
+				cancel() // Run writes what it learnt and returns
+			}
 			early.at(smp.At, smp.Known)
 			profile.at(smp.At, smp.Known)
 			fmt.Fprintf(cfg.Progress, "%5.0fs %9d URLs known (%9d on disk, %9d of them parked) %9d polls %6.0f/s  RSS %6.0f MB (anon %6.0f)  heap %6.0f MB (live %5.0f)  store %6.0f MB  GC %3.0f%% (%2d cycles, scan %4.0f MB)  conns %d  goroutines %d  stalled %d  cpu %.2f (web %.2f)  compacted %.0f MB  disk read %.0f MB (%d major faults)  web RSS %.0f MB  available %.0f MB\n",
@@ -553,6 +582,31 @@ func scaleRestart(ctx context.Context, cfg ScaleConfig, seeds []string, rep *Sca
 	return nil
 }
 
+// freshKnown is where the fresh crawl stops: the end of the baseline
+// window, the first of byMillion's.
+const freshKnown = 2_000_000
+
+// scaleFresh crawls the web again from nothing, in a new data folder
+// beside cfg.Dir, to freshKnown URLs known or for cfg.FreshRun, and keeps
+// its samples in rep.Fresh.
+func scaleFresh(ctx context.Context, cfg ScaleConfig, web *webProcess, rep *ScaleReport) error {
+	d, err := os.MkdirTemp(filepath.Dir(filepath.Clean(cfg.Dir)), "cocrawl-measure-fresh-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(d)
+	fc := cfg
+	fc.Dir, fc.Run, fc.stopKnown = d, min(cfg.FreshRun, cfg.Run), freshKnown // a short run's web may not hold 2 million
+	fc.HeapProfile, fc.CPUProfile, fc.EarlyCPUProfile = "", "", ""
+	fmt.Fprintf(cfg.Progress, "a fresh crawl of the same web in a new data folder, to %d URLs known or for %v: the baseline window again\n", freshKnown, fc.Run)
+	fr := &ScaleReport{Config: fc}
+	if err := scaleCrawl(ctx, fc, web, fr); err != nil {
+		return fmt.Errorf("the fresh crawl: %w", err)
+	}
+	rep.Fresh = fr.Samples
+	return nil
+}
+
 // summarise fits the slopes and the rates.
 func (r *ScaleReport) summarise() {
 	n := len(r.Samples)
@@ -592,6 +646,9 @@ func (r *ScaleReport) summarise() {
 	r.LastRate = rateOver(r.Samples, end.At-window, end.At)
 	r.ByMillion = byMillion(r.Samples)
 	r.PastTenMillion = rateFromKnown(r.Samples, tenMillion, r.Config.Run)
+	if ws := byMillion(r.Fresh); len(ws) > 0 && ws[0].From == 1_000_000 {
+		r.FreshBase = ws[0]
+	}
 }
 
 const tenMillion = 10_000_000
@@ -950,6 +1007,7 @@ func (r *ScaleReport) Print(out io.Writer) {
 			}
 			fmt.Fprintln(out)
 		}
+		r.printFresh(out, base)
 		if base.cpuKnown {
 			fmt.Fprintf(out, "CPU per poll by millions of URLs known, the crawler's (against %d-%d million) and the web's:", base.From/1e6, base.To/1e6)
 			for i, w := range r.ByMillion {
@@ -1001,6 +1059,52 @@ func (r *ScaleReport) Print(out io.Writer) {
 		fmt.Fprintf(out, "projection at these slopes: 100 million known URLs take %.1f GB resident beyond the start (%.1f GB anonymous, %.1f GB of live heap)\n",
 			r.RSSPerURL*1e8/1e9, r.AnonPerURL*1e8/1e9, r.LivePerURL*1e8/1e9)
 	}
+}
+
+// printFresh gives the late windows against the fresh crawl's baseline
+// (ScaleConfig.FreshBaseline), beside the run's own base.
+func (r *ScaleReport) printFresh(out io.Writer, base KnownWindow) {
+	if !r.Config.FreshBaseline {
+		return
+	}
+	fb := r.FreshBase
+	if fb.Rate <= 0 {
+		got := int64(0)
+		if len(r.Fresh) > 0 {
+			got = r.Fresh[len(r.Fresh)-1].Known
+		}
+		fmt.Fprintf(out, "the fresh crawl after the run knew %d URLs when it stopped, short of 2 million: no second baseline\n", got)
+		return
+	}
+	fmt.Fprintf(out, "the fresh crawl after the run (the same web, a new data folder): 1-2M %.0f polls/s", fb.Rate)
+	if fb.cpuKnown {
+		fmt.Fprintf(out, ", the crawler %.0f µs a poll", us(fb.CrawlerCPU))
+		if fb.webOK {
+			fmt.Fprintf(out, ", the web %.0f", us(fb.WebCPU))
+		}
+	}
+	fmt.Fprintf(out, "; the run's own 1-2M against it %.2fx\n", base.Rate/fb.Rate)
+	if r.PastTenMillion > 0 {
+		fmt.Fprintf(out, "polls per second past 10 million URLs known against the fresh crawl's 1-2 million: %.2fx", r.PastTenMillion/fb.Rate)
+		lo, hi := math.Inf(1), math.Inf(-1)
+		for _, w := range r.ByMillion {
+			if w.From >= tenMillion {
+				lo, hi = min(lo, w.Rate/fb.Rate), max(hi, w.Rate/fb.Rate)
+			}
+		}
+		if !math.IsInf(lo, 1) {
+			fmt.Fprintf(out, ", its windows %.2fx to %.2fx", lo, hi)
+		}
+		fmt.Fprintln(out)
+	}
+	fmt.Fprint(out, "polls per second by millions of URLs known against the fresh crawl's 1-2 million:")
+	for i, w := range r.ByMillion {
+		if i%6 == 0 {
+			fmt.Fprint(out, "\n ")
+		}
+		fmt.Fprintf(out, " %d-%dM %.2fx", w.From/1e6, w.To/1e6, w.Rate/fb.Rate)
+	}
+	fmt.Fprintln(out)
 }
 
 // minGrowth is the least growth of the frontier the memory slopes are

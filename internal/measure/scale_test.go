@@ -1,6 +1,7 @@
 package measure
 
 import (
+	"cmp"
 	"math"
 	"os"
 	"path/filepath"
@@ -162,6 +163,63 @@ func TestScaleSpeedPastTenMillion(t *testing.T) {
 	r.Print(&out)
 	if r.PastTenMillion != 0 || strings.Contains(out.String(), "past 10 million") {
 		t.Errorf("a crawl to %d URLs reports a speed past 10 million: %.0f\n%s", ss[29].Known, r.PastTenMillion, out.String())
+	}
+}
+
+// With FreshBaseline the report sets the late windows against the fresh
+// crawl's 1-2 million as well as the run's own: a machine that slowed
+// in the course of the run slows the fresh crawl too.
+func TestScaleFreshBaseline(t *testing.T) {
+	crawl := func(n int, rate func(known int64) int64) []ScaleSample {
+		var ss []ScaleSample
+		known, polls := int64(0), int64(0)
+		for i := 1; i <= n; i++ {
+			r := rate(known)
+			polls += 10 * r
+			known += 30 * r
+			ss = append(ss, ScaleSample{At: time.Duration(i) * 10 * time.Second, Known: known, Polls: polls, CPU: 1.5, WebCPU: 0.5})
+		}
+		return ss
+	}
+	// The run: 5,000 polls a second to 10 million URLs, 4,000 after. The
+	// fresh crawl, at the run's end: 4,000 to 2 million, where it stops.
+	run := crawl(80, func(known int64) int64 { return cmp.Or(4000*min(known/10_000_000, 1), 5000) })
+	fresh := crawl(17, func(int64) int64 { return 4000 })
+	r := &ScaleReport{Config: ScaleConfig{Run: 800 * time.Second, FreshBaseline: true}, Samples: run, Fresh: fresh}
+	r.summarise()
+	if math.Abs(r.FreshBase.Rate-4000) > 1 || r.FreshBase.From != 1_000_000 {
+		t.Fatalf("the fresh baseline %+v, want 1-2 million at 4000 polls/s", r.FreshBase)
+	}
+	var out strings.Builder
+	r.Print(&out)
+	t.Log("\n" + out.String())
+	for _, want := range []string{
+		"the fresh crawl after the run (the same web, a new data folder): 1-2M 4000 polls/s, the crawler 375 µs a poll, the web 125; the run's own 1-2M against it 1.25x",
+		"past 10 million URLs known: 4000 (0.80x), its windows 0.80x to 0.80x",
+		"past 10 million URLs known against the fresh crawl's 1-2 million: 1.00x, its windows 1.00x to 1.00x",
+		" 1-2M 1.25x",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("the report does not say %q:\n%s", want, out.String())
+		}
+	}
+	// A fresh crawl that stopped short of 2 million gives no baseline,
+	// and says so.
+	r = &ScaleReport{Config: r.Config, Samples: run, Fresh: fresh[:5]}
+	r.summarise()
+	out.Reset()
+	r.Print(&out)
+	if r.FreshBase.Rate != 0 || !strings.Contains(out.String(), "the fresh crawl after the run knew 600000 URLs when it stopped, short of 2 million: no second baseline") ||
+		strings.Contains(out.String(), "against the fresh") {
+		t.Errorf("a fresh crawl to %d URLs:\n%s", fresh[4].Known, out.String())
+	}
+	// Without FreshBaseline, no word of it.
+	r = &ScaleReport{Config: ScaleConfig{Run: 800 * time.Second}, Samples: run}
+	r.summarise()
+	out.Reset()
+	r.Print(&out)
+	if strings.Contains(out.String(), "fresh") {
+		t.Errorf("a run without the fresh crawl:\n%s", out.String())
 	}
 }
 
