@@ -999,17 +999,8 @@ func (r *ScaleReport) Print(out io.Writer) {
 		}
 		fmt.Fprintln(out)
 		if r.PastTenMillion > 0 {
-			lo, hi := math.Inf(1), math.Inf(-1)
-			for _, w := range r.ByMillion {
-				if w.From >= tenMillion {
-					lo, hi = min(lo, w.Rate/base.Rate), max(hi, w.Rate/base.Rate)
-				}
-			}
 			fmt.Fprintf(out, "polls per second past 10 million URLs known: %.0f (%.2fx)", r.PastTenMillion, r.PastTenMillion/base.Rate)
-			if !math.IsInf(lo, 1) {
-				fmt.Fprintf(out, ", its windows %.2fx to %.2fx", lo, hi)
-			}
-			fmt.Fprintln(out)
+			r.printLateWindows(out, base.Rate)
 		}
 		r.printFresh(out, base)
 		if base.cpuKnown {
@@ -1065,6 +1056,21 @@ func (r *ScaleReport) Print(out io.Writer) {
 	}
 }
 
+// printLateWindows ends a line with the range of the windows past 10
+// million URLs against a baseline rate, when there are any.
+func (r *ScaleReport) printLateWindows(out io.Writer, base float64) {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, w := range r.ByMillion {
+		if w.From >= tenMillion {
+			lo, hi = min(lo, w.Rate/base), max(hi, w.Rate/base)
+		}
+	}
+	if !math.IsInf(lo, 1) {
+		fmt.Fprintf(out, ", its windows %.2fx to %.2fx", lo, hi)
+	}
+	fmt.Fprintln(out)
+}
+
 // printFresh gives the late windows against the fresh crawl's baseline
 // (ScaleConfig.FreshBaseline), beside the run's own base.
 func (r *ScaleReport) printFresh(out io.Writer, base KnownWindow) {
@@ -1090,16 +1096,7 @@ func (r *ScaleReport) printFresh(out io.Writer, base KnownWindow) {
 	fmt.Fprintf(out, "; the run's own 1-2M against it %.2fx\n", base.Rate/fb.Rate)
 	if r.PastTenMillion > 0 {
 		fmt.Fprintf(out, "polls per second past 10 million URLs known against the fresh crawl's 1-2 million: %.2fx", r.PastTenMillion/fb.Rate)
-		lo, hi := math.Inf(1), math.Inf(-1)
-		for _, w := range r.ByMillion {
-			if w.From >= tenMillion {
-				lo, hi = min(lo, w.Rate/fb.Rate), max(hi, w.Rate/fb.Rate)
-			}
-		}
-		if !math.IsInf(lo, 1) {
-			fmt.Fprintf(out, ", its windows %.2fx to %.2fx", lo, hi)
-		}
-		fmt.Fprintln(out)
+		r.printLateWindows(out, fb.Rate)
 	}
 	fmt.Fprint(out, "polls per second by millions of URLs known against the fresh crawl's 1-2 million:")
 	for i, w := range r.ByMillion {
