@@ -56,6 +56,10 @@ type BadgerOptions struct {
 	// tombstone (carried down while the compaction's key range overlaps a
 	// level below): for BenchmarkCrawlLoadTombstones.
 	keepTombstones bool
+	// oldestFirst compacts a level's oldest table first (Badger's order)
+	// rather than the one that overlaps the fewest bytes below against
+	// its size: for BenchmarkCrawlLoadCompactionOrder.
+	oldestFirst bool
 	// noOriginIndex writes no origin index (o/ and i/): for
 	// BenchmarkCrawlLoadOriginIndex, which measures what the index costs
 	// the tree. A store so written answers a filter by reading whole days.
@@ -216,6 +220,11 @@ func OpenBadger(dir string, o BadgerOptions) (*BadgerStore, error) {
 	// URL's frontier state, parked revisit and backlog entry are each
 	// deleted when it moves on, many before they reach the last level.
 	opts.DropShadowlessTombstones = !o.keepTombstones
+	// Within a level, the table that overlaps the fewest bytes of the
+	// level below against its own size is compacted first, not the oldest
+	// (RocksDB's default order; third_party/badger/COCRAWL.md): each
+	// compaction moves more bytes down for the bytes it writes.
+	opts.CompactLeastOverlapFirst = !o.oldestFirst
 	if o.InMemory {
 		// A store in memory has no value log: Badger refuses a value
 		// above the threshold there (and, below 1 KB, panics building

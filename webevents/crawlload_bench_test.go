@@ -120,6 +120,15 @@ func BenchmarkCrawlLoadTombstones(b *testing.B) {
 	benchmarkCrawlLoadAgainst(b, BadgerOptions{keepTombstones: true}, "keep")
 }
 
+// BenchmarkCrawlLoadCompactionOrder writes BenchmarkCrawlLoad's polls
+// with the store's order of compaction within a level (the table that
+// overlaps the fewest bytes below against its size first) and with
+// Badger's (the oldest first), and reports the bytes the compactions
+// wrote a poll and the polls/s of the last fifth, each with its ratio.
+func BenchmarkCrawlLoadCompactionOrder(b *testing.B) {
+	benchmarkCrawlLoadAgainst(b, BadgerOptions{oldestFirst: true}, "oldest")
+}
+
 // BenchmarkCrawlLoadFollowedOrigin writes BenchmarkCrawlLoad's polls
 // while a follower of one origin's records reads them every 100 ms, as a
 // live filtered stream does: from the origin index as far as it runs and

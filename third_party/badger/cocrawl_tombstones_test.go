@@ -123,6 +123,7 @@ func TestDroppedTombstonesBringNothingBack(t *testing.T) {
 		WithValueThreshold(64).WithIndexCacheSize(1 << 20)
 	opt.LevelSizeMultiplier = 3
 	opt.DropShadowlessTombstones = true
+	opt.CompactLeastOverlapFirst = true // as cocrawl runs it (cocrawl_overlap.go)
 	db, err := Open(opt)
 	require.NoError(t, err)
 

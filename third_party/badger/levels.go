@@ -1432,7 +1432,11 @@ func (s *levelsController) fillTables(cd *compactDef) bool {
 	}
 	// We pick tables, so we compact older tables first. This is similar to
 	// kOldestLargestSeqFirst in RocksDB.
-	s.sortByHeuristic(tables, cd)
+	if s.kv.opt.CompactLeastOverlapFirst {
+		s.sortByOverlap(tables, cd) // cocrawl: cocrawl_overlap.go
+	} else {
+		s.sortByHeuristic(tables, cd)
+	}
 
 	for _, t := range tables {
 		cd.thisSize = t.Size()

@@ -110,6 +110,10 @@ type Options struct {
 	// (cocrawl_tombstones.go), rather than only when the compaction's key
 	// range clears every level below. Off by default, Badger's behaviour.
 	DropShadowlessTombstones bool
+	// cocrawl: CompactLeastOverlapFirst compacts first, within a level
+	// above the last, the table that overlaps the fewest bytes of the level
+	// below against its size, rather than the oldest (cocrawl_overlap.go).
+	CompactLeastOverlapFirst bool
 
 	// Transaction start and commit timestamps are managed by end-user.
 	// This is only useful for databases built on top of Badger (like Dgraph).
