@@ -43,6 +43,7 @@ fuzz: ## fuzz each decoder for 30 s
 	$(GO) test -run '^$$' -fuzz FuzzStreamCursor -fuzztime 30s ./protocol/
 	$(GO) test -run '^$$' -fuzz FuzzNormalize -fuzztime 30s ./crawl/
 	$(GO) test -run '^$$' -fuzz FuzzExtractLinks -fuzztime 30s ./crawl/
+	$(GO) test -run '^$$' -fuzz FuzzTagAtom -fuzztime 30s ./crawl/
 	$(GO) test -run '^$$' -fuzz FuzzHeadersToEvent -fuzztime 30s ./crawl/
 	$(GO) test -run '^$$' -fuzz FuzzRead -fuzztime 30s ./crawl/sitemap/
 	$(GO) test -run '^$$' -fuzz FuzzOf -fuzztime 30s ./crawl/fingerprint/

@@ -5,6 +5,9 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
+	"golang.org/x/net/html"
+	"golang.org/x/net/html/atom"
 )
 
 func TestExtractLinks(t *testing.T) {
@@ -73,6 +76,34 @@ func FuzzExtractLinks(f *testing.F) {
 		for _, u := range l.URLs {
 			if n, err := Normalize(nil, u); err != nil || n != u {
 				t.Fatalf("link %q is not in normal form (%q, %v)", u, n, err)
+			}
+		}
+	})
+}
+
+// FuzzTagAtom checks that the atom read from a tag's raw bytes is the atom
+// of the name the tokenizer itself gives, for every start and end tag of
+// any document.
+func FuzzTagAtom(f *testing.F) {
+	for _, s := range []string{`<A HREF=x>`, `</a >`, `<br/>`, `<DiV class=c>t</DIV>`, "<p\x00>", "<ta\x00ble>",
+		"<a\thref=x>", "<a\fb>", "</\x00>", `</ a>`, `<script>x</script >`, `<textarea>`, `<annotation-xml>`,
+		`<svg><foreignObject></foreignObject></svg>`, `<` + strings.Repeat("a", 40) + `>`, `<!-- <a> -->`, `</>`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, doc string) {
+		z := html.NewTokenizer(strings.NewReader(doc))
+		for n := 0; n < 10000; n++ {
+			tt := z.Next()
+			switch tt {
+			case html.ErrorToken:
+				return
+			case html.StartTagToken, html.EndTagToken, html.SelfClosingTagToken:
+				raw := append([]byte(nil), z.Raw()...)
+				got := tagAtom(z.Raw())
+				name, _ := z.TagName()
+				if want := atom.Lookup(name); got != want {
+					t.Fatalf("tag %q: atom %v from its raw bytes, %v from the tokenizer's name %q", raw, got, want, name)
+				}
 			}
 		}
 	})
