@@ -27,6 +27,7 @@ type Stats struct {
 	Discovered, Skipped                           int64 // URLs added, links refused by scope or trap rules
 	Delegated                                     int64 // polls left to a peer whose special set holds the URL
 	Stalled                                       int64 // polls not sent while events waited for the store
+	Advanced                                      int64 // revisits a refit brought forward (schedule.go)
 	Connections                                   int64 // connections the fetcher opened
 	Known                                         int
 	Spilled                                       int // of Known, first visits in the backlog on disk (backlog.go)
@@ -75,6 +76,7 @@ type Crawler struct {
 	confirmed, hinted                              atomic.Int64
 	robotsExcluded, robotsFetches                  atomic.Int64
 	stalled                                        atomic.Int64 // polls not sent while the store lagged
+	advanced                                       atomic.Int64 // revisits a refit brought forward
 	sitemapReads, sitemapErrors, sitemapURLs       atomic.Int64 // signals.go
 	lastmodHints, lastmodConfirmed, lastmodRefuted atomic.Int64
 	sitemapVisits, feedReads, publisherEvents      atomic.Int64
@@ -863,7 +865,7 @@ func (c *Crawler) Stats() Stats {
 		Polls: c.polls.Load(), NotModified: c.notModified.Load(),
 		Created: c.created.Load(), Updated: c.updated.Load(), Deleted: c.deleted.Load(), DeletedBy: deletedBy, Confirmed: c.confirmed.Load(), Hinted: c.hinted.Load(),
 		Errors: errs, RobotsExcluded: c.robotsExcluded.Load(), RobotsFetches: c.robotsFetches.Load(),
-		Discovered: c.discovered.Load(), Skipped: c.skipped.Load(), Delegated: c.delegatedSkips.Load(), Known: known,
+		Discovered: c.discovered.Load(), Skipped: c.skipped.Load(), Delegated: c.delegatedSkips.Load(), Advanced: c.advanced.Load(), Known: known,
 		Spilled: spilled, Parked: parked, Stalled: c.stalled.Load(), Connections: c.fetcher.Connections(),
 	}
 }

@@ -45,6 +45,7 @@ const (
 // revisitFit is a host's fitted multiplier.
 type revisitFit struct {
 	mu     float64       // 0: the budget covers every URL at RevisitMin; +Inf: none beyond RevisitMax
+	floor  float64       // the least visits per second of an estimated URL the optimum would skip (floorShare)
 	at     time.Time     // when it was fitted; zero: never
 	budget float64       // requests per second the fit had to spend on estimated URLs
 	urls   int           // URLs to revisit when it was fitted
@@ -65,6 +66,44 @@ type revisitFit struct {
 
 // Bounds of revisitFit.scale.
 const maxPlanScale = 1.25
+
+// floorShare is the share of a budget that the URLs the optimum would
+// skip, or visit less often, may take at most: each is visited at least
+// floorShare of an even share of the budget (revisit.Limits.Floor), so
+// at most 1/floorShare times slower than uniform revisits. The optimum
+// skips a URL whose estimate says it changes too fast to keep fresh, but
+// an estimate of a few looks can be wrong, by the noise of its looks or
+// by a Last-Modified that misleads, and a URL put off to RevisitMax is
+// never looked at again to learn better. On pages that change 25 times
+// per cycle (docs/performance.md), skipped URLs made a lone crawler send
+// a fifth of what politeness allowed. The cost is at most this share of
+// the freshness the optimum gets from its budget.
+const floorShare = 1.0 / 16
+
+// limits are the bounds of a fit that spends avail requests per second
+// on n estimated URLs.
+func (c *Crawler) limits(avail float64, n int) revisit.Limits {
+	l := revisit.Limits{Least: 1 / c.cfg.RevisitMax.Seconds(), Most: 1 / c.cfg.RevisitMin.Seconds(), PerChange: visitsPerChange}
+	l.Floor = l.Least
+	if n > 0 && avail > 0 {
+		l.Floor = min(l.Most, max(l.Least, floorShare*avail/float64(n)))
+	}
+	return l
+}
+
+// longest is the longest interval the optimum gives an estimated URL of
+// host h: the floor's (revisit.Limits.Floor), the lower of the host's and,
+// when it binds, the crawler's, within [RevisitMin, RevisitMax].
+func (c *Crawler) longest(h *host) time.Duration {
+	floor := h.fit.floor
+	if c.global.mu > 0 && c.global.floor > 0 {
+		floor = min(floor, c.global.floor)
+	}
+	if floor <= 0 {
+		return c.cfg.RevisitMax
+	}
+	return min(c.cfg.RevisitMax, max(c.cfg.RevisitMin, time.Duration(float64(time.Second)/floor)))
+}
 
 // nextInterval sets a URL's revisit interval after a look at it, by the
 // crawler's policy. c.mu held.
@@ -97,9 +136,54 @@ func (c *Crawler) nextInterval(h *host, st *URLState, changed bool, now time.Tim
 	}
 	// The tighter of the two budgets decides: the host's politeness, or
 	// what the crawler as a whole may send.
+	st.Interval = c.optimalInterval(h, lambda, st.Rate, st.Interval)
+}
+
+// optimalInterval is the interval of an estimated URL of host h after an
+// interval of prev. c.mu held.
+func (c *Crawler) optimalInterval(h *host, lambda float64, r revisit.Rate, prev time.Duration) time.Duration {
 	mu := max(h.fit.mu, c.global.mu)
-	iv := revisit.Interval(lambda, mu, st.Rate, st.Interval, c.cfg.RevisitMin, c.cfg.RevisitMax)
-	st.Interval = min(c.cfg.RevisitMax, max(iv, worthAVisit(lambda)))
+	iv := revisit.Interval(lambda, mu, r, prev, c.cfg.RevisitMin, c.longest(h))
+	return min(c.cfg.RevisitMax, max(iv, worthAVisit(lambda)))
+}
+
+// advance brings forward the revisits of host h, queued in memory, whose
+// interval its new fit shortens by more than a quarter: a fit that plans a
+// URL more often than the interval it waits on spends a budget its queue
+// does not send (a URL skipped at one fit, as too fast, and planned back
+// in at the next, would wait its long interval out). Only revisits due
+// one interval after their last look move (not those a backoff, robots.txt,
+// a peer's claim or a hint timed), and none moves later: a longer interval
+// waits for the next look. Parked revisits wait for their turn, at the
+// floor's interval at most (longest). c.mu held.
+func (c *Crawler) advance(h *host, now time.Time) {
+	var moved []*URLState
+	for st := range h.revisits() {
+		if st.Seen == 0 || st.Rate.Saturated() {
+			continue // a saturated estimate's interval halves from the last (revisit.Interval)
+		}
+		lambda, ok := h.fit.prior.Estimate(st.Rate)
+		if !ok {
+			continue
+		}
+		// The interval this look would have had under the new fit; no
+		// earlier interval bounds it (prev 0), as none did when it was
+		// set, or it would not be longer.
+		iv := c.optimalInterval(h, lambda, revisit.Rate{}, 0)
+		if iv >= st.Interval-st.Interval/4 {
+			continue
+		}
+		seen := time.UnixMilli(st.Seen)
+		if d := st.Due.Sub(c.revisitAt(st, seen)); d < -time.Millisecond || d > time.Millisecond {
+			continue // timed by something else
+		}
+		moved = append(moved, st)
+		st.Interval = iv
+	}
+	for _, st := range moved { // after the loop: a move reorders the heap
+		c.f.setDue(st, c.revisitAt(st, time.UnixMilli(st.Seen)))
+	}
+	c.advanced.Add(int64(len(moved)))
 }
 
 // minChangeChance is the least chance of finding a change that a revisit
@@ -139,6 +223,7 @@ func worthAVisit(lambda float64) time.Duration {
 // when one of them binds everywhere).
 type globalFit struct {
 	mu, rate        float64 // rate: the budget of the last fit, requests per second
+	floor           float64 // revisitFit.floor of the crawler-wide fit
 	at              time.Time
 	sentAt          int64 // the crawler's requests at the last fit
 	hintedAt        int64 // its visits by peers' polls (Crawler.hinted) then
@@ -230,7 +315,8 @@ func (c *Crawler) refitGlobal(now time.Time) {
 			}
 		}
 	}
-	g.mu = bins.Multiplier(avail, 1/c.cfg.RevisitMax.Seconds(), 1/c.cfg.RevisitMin.Seconds(), visitsPerChange)
+	l := c.limits(avail, bins.Len())
+	g.mu, g.floor = bins.Multiplier(avail, l), l.Floor
 }
 
 // budget is the request rate politeness allows the host: one request per
@@ -248,7 +334,7 @@ func (c *Crawler) budget(h *host) float64 {
 func (c *Crawler) refit(h *host, now time.Time) {
 	// Sooner when the URLs to revisit have grown by an eighth: a fit made
 	// for the first few would let them take what the others need.
-	if grown := h.revisitCount() > h.fit.urls+h.fit.urls/8; !h.fit.at.IsZero() && now.Sub(h.fit.at) < fitEvery && !grown {
+	if grown := h.revisitCount() > h.fit.urls+h.fit.urls/8; !h.fit.at.IsZero() && now.Sub(h.fit.at) < c.fitEvery && !grown {
 		return
 	}
 	var bins revisit.Bins
@@ -299,5 +385,7 @@ func (c *Crawler) refit(h *host, now time.Time) {
 		bins.Add(lambda)
 	}
 	h.fit.at, h.fit.budget, h.fit.urls = now, avail, h.revisitCount()
-	h.fit.mu = bins.Multiplier(avail, 1/c.cfg.RevisitMax.Seconds(), 1/c.cfg.RevisitMin.Seconds(), visitsPerChange)
+	l := c.limits(avail, bins.Len())
+	h.fit.mu, h.fit.floor = bins.Multiplier(avail, l), l.Floor
+	c.advance(h, now)
 }

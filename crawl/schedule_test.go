@@ -48,10 +48,9 @@ func TestRefitSpendsTheBudget(t *testing.T) {
 	spent, unvisited := 0.0, 0
 	for i, st := range h.queue.items {
 		lambda, _ := st.Rate.Estimate()
-		iv := revisit.Interval(lambda, h.fit.mu, revisit.Rate{}, 0, c.cfg.RevisitMin, c.cfg.RevisitMax)
-		iv = min(c.cfg.RevisitMax, max(iv, worthAVisit(lambda))) // as nextInterval
-		if iv == c.cfg.RevisitMax {
-			unvisited++
+		iv := c.optimalInterval(h, lambda, revisit.Rate{}, 0)
+		if iv == c.longest(h) {
+			unvisited++ // the optimum would skip it: at the floor
 		}
 		freqs[i] = 1 / iv.Seconds()
 		spent += freqs[i]
@@ -61,28 +60,36 @@ func TestRefitSpendsTheBudget(t *testing.T) {
 		t.Errorf("the schedule spends %.3f requests per second of %.3f", spent, want)
 	}
 	// The optimum of the bounded problem (at most visitsPerChange visits
-	// per change, worthAVisit), page by page: μ by bisection in log space.
-	bounded := func(mu float64) []float64 {
-		fs := make([]float64, len(rates))
-		for i, l := range rates {
-			fs[i] = min(visitsPerChange*l, revisit.FrequencyAt(l, mu))
+	// per change, worthAVisit; at least the floor, floorShare of an even
+	// share), page by page: μ by bisection in log space. And the optimum
+	// without a floor, which the floor costs at most floorShare of.
+	optimum := func(floor float64) float64 {
+		bounded := func(mu float64) []float64 {
+			fs := make([]float64, len(rates))
+			for i, l := range rates {
+				fs[i] = min(visitsPerChange*l, max(floor, revisit.FrequencyAt(l, mu)))
+			}
+			return fs
 		}
-		return fs
-	}
-	lo, hi := 1e-9, 1e9
-	for range 200 {
-		mid := math.Sqrt(lo * hi)
-		if s := sum(bounded(mid)); s > want {
-			lo = mid
-		} else {
-			hi = mid
+		lo, hi := 1e-9, 1e9
+		for range 200 {
+			mid := math.Sqrt(lo * hi)
+			if s := sum(bounded(mid)); s > want {
+				lo = mid
+			} else {
+				hi = mid
+			}
 		}
+		return revisit.MeanFreshness(rates, bounded(hi))
 	}
-	best := revisit.MeanFreshness(rates, bounded(hi))
+	best, free := optimum(floorShare*want/float64(len(rates))), optimum(0)
 	got := revisit.MeanFreshness(rates, freqs)
-	t.Logf("fitted schedule: freshness %.5f, optimum %.5f (%.4f of it); spends %.4f of %.4f; %d of %d URLs at RevisitMax", got, best, got/best, spent, want, unvisited, len(rates))
+	t.Logf("fitted schedule: freshness %.5f, optimum %.5f (%.4f of it), %.4f of the optimum without a floor; spends %.4f of %.4f; %d of %d URLs at the floor", got, best, got/best, got/free, spent, want, unvisited, len(rates))
 	if got < 0.999*best {
 		t.Errorf("fitted freshness %.5f is below the optimum %.5f", got, best)
+	}
+	if got < (1-floorShare)*free {
+		t.Errorf("fitted freshness %.5f costs more than the floor's share of the optimum without one, %.5f", got, free)
 	}
 	if unvisited == 0 {
 		t.Error("no page changes too fast for this budget: the test web is not the one meant")
@@ -245,4 +252,50 @@ func sum(xs []float64) float64 {
 		s += x
 	}
 	return s
+}
+
+// A lone crawler whose pages change far faster than its budget lets it
+// look (here 25 times faster than its cycle) still sends what politeness
+// allows: the optimum skips the pages whose estimates say they change too
+// fast, but the skipped ones still come at the host's least frequency,
+// and a refit that plans them back in brings their revisits forward. (It
+// once sent a quarter of its budget: the skipped pages waited RevisitMax
+// while the fits counted them at lower estimates.)
+func TestLoneCrawlerSpendsItsBudgetOnFastPages(t *testing.T) {
+	w := runWeb(t, testweb.Config{Hosts: 2, PagesPerHost: 50, UpdateRate: 10, CrossLinks: -1, Seed: 11})
+	cfg := testConfig(w)
+	cfg.MinDelay = 50 * time.Millisecond
+	cfg.RevisitMin, cfg.RevisitMax = time.Millisecond, 30*24*time.Hour
+	c, err := New(cfg, webevents.NewMemStore(), &MemFrontier{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.fitEvery = time.Second
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- c.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("crawler: %v", err)
+		}
+	}()
+	time.Sleep(15 * time.Second) // every page looked at several times
+	allowed := func() float64 {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		b := 0.0
+		for h := range c.f.allHosts() {
+			b += c.budget(h)
+		}
+		return b
+	}
+	before, at := c.polls.Load(), time.Now()
+	time.Sleep(8 * time.Second)
+	sent := float64(c.polls.Load()-before) / time.Since(at).Seconds()
+	b := allowed()
+	t.Logf("sent %.1f requests/s of the %.1f politeness allows (%.2f)", sent, b, sent/b)
+	if sent < 0.8*b {
+		t.Errorf("a lone crawler on fast pages sent %.1f requests/s of the %.1f it may (%.2f)", sent, b, sent/b)
+	}
 }

@@ -137,7 +137,7 @@ func (s *pollSchedule) refit(now float64, polls int64) {
 			avail -= min(share, 1/s.iv[o])
 		}
 	}
-	s.mu = bins.Multiplier(avail, 1/s.hi, 1/s.lo, 0)
+	s.mu = bins.Multiplier(avail, revisit.Limits{Least: 1 / s.hi, Most: 1 / s.lo})
 	if math.IsNaN(s.mu) {
 		s.mu = math.Inf(1)
 	}

@@ -123,11 +123,12 @@ func TestPriorFitAndBinsAreAdditive(t *testing.T) {
 	if !near(merged.Prior(), all.Prior()) || !near(left.Prior(), rest.Prior()) {
 		t.Errorf("merged %+v, all %+v; left %+v, rest %+v", merged.Prior(), all.Prior(), left.Prior(), rest.Prior())
 	}
+	lim := Limits{Least: 1e-6, Most: 10}
 	for _, budget := range []float64{0.01, 0.1, 1} {
-		if a, b := mergedBins.Multiplier(budget, 1e-6, 10, 0), allBins.Multiplier(budget, 1e-6, 10, 0); math.Abs(a-b) > 1e-9*b {
+		if a, b := mergedBins.Multiplier(budget, lim), allBins.Multiplier(budget, lim); math.Abs(a-b) > 1e-9*b {
 			t.Errorf("budget %g: merged bins give μ %g, all %g", budget, a, b)
 		}
-		if a, b := leftBins.Multiplier(budget, 1e-6, 10, 0), restBins.Multiplier(budget, 1e-6, 10, 0); math.Abs(a-b) > 1e-6*b {
+		if a, b := leftBins.Multiplier(budget, lim), restBins.Multiplier(budget, lim); math.Abs(a-b) > 1e-6*b {
 			t.Errorf("budget %g: bins left give μ %g, the rest %g", budget, a, b)
 		}
 	}

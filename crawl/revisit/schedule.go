@@ -85,42 +85,64 @@ func (b *Bins) Each(fn func(n, lambda float64)) {
 // Len is how many pages were added.
 func (b *Bins) Len() int { return int(b.count) }
 
-// Multiplier returns the μ at which the pages, each visited at
-// clamp(f(λ, μ), fmin, fmax) times per second, and no more than perChange
-// times per change (0: no such bound), spend budget requests per second: 0
-// when the budget covers every page at its most, +Inf when it does not
-// cover them at fmin. A caller that holds visits to a few per change
-// (crawl's worthAVisit) says so here, or the visits the bound withholds
-// from slow pages would be planned but never sent.
-func (b *Bins) Multiplier(budget, fmin, fmax, perChange float64) float64 {
-	most := func(lambda float64) float64 {
-		if perChange > 0 {
-			return max(fmin, min(fmax, perChange*lambda))
-		}
-		return fmax
+// Limits bound the visit rates a fit plans, in visits per second. A page
+// of rate λ at multiplier μ is visited
+//
+//	max(Least, min(Most, PerChange·λ, max(Floor, f(λ, μ))))
+//
+// times per second: the optimum f(λ, μ), no less than Floor, and no more
+// than Most or PerChange visits per change (0: no such bound), but never
+// less than Least.
+type Limits struct {
+	// Least is the least rate of any page (crawl: 1/RevisitMax).
+	Least float64
+	// Floor is the least rate the optimum gives a page that it would
+	// visit less often or skip (λμ ≥ 1), unless PerChange holds it lower
+	// (0: Least). It keeps looking at the pages an estimate calls too fast
+	// to keep fresh: an estimate of a few looks can be wrong, and a page
+	// skipped is never looked at again to learn better. A floor of F over
+	// n pages costs the optimum at most n·F of its budget.
+	Floor float64
+	// Most is the greatest rate (crawl: 1/RevisitMin).
+	Most      float64
+	PerChange float64
+}
+
+// Rate is how often the limits let a page of rate lambda be visited at
+// multiplier mu.
+func (l Limits) Rate(lambda, mu float64) float64 {
+	f := math.Inf(1)
+	if mu > 0 {
+		f = FrequencyAt(lambda, mu)
 	}
-	if b.count*fmin >= budget {
-		return math.Inf(1)
+	most := l.Most
+	if l.PerChange > 0 {
+		most = min(most, l.PerChange*lambda)
 	}
-	full := 0.0
-	for i, n := range b.n {
-		if n > 0 {
-			full += n * most(b.sum[i]/n)
-		}
-	}
-	if full <= budget {
-		return 0
-	}
+	return max(l.Least, min(most, max(l.Floor, f)))
+}
+
+// Multiplier returns the μ at which the pages, each visited at l.Rate,
+// spend budget requests per second: 0 when the budget covers every page at
+// its most, +Inf when it does not cover them at their least. A caller that
+// holds visits to a few per change (crawl's worthAVisit) says so in
+// l.PerChange, or the visits the bound withholds from slow pages would be
+// planned but never sent.
+func (b *Bins) Multiplier(budget float64, l Limits) float64 {
 	spend := func(mu float64) float64 {
 		s := 0.0
 		for i, n := range b.n {
-			if n == 0 {
-				continue
+			if n > 0 {
+				s += n * l.Rate(b.sum[i]/n, mu)
 			}
-			lambda := b.sum[i] / n
-			s += n * min(most(lambda), max(fmin, FrequencyAt(lambda, mu)))
 		}
 		return s
+	}
+	if b.count*l.Least >= budget || spend(math.Inf(1)) >= budget {
+		return math.Inf(1)
+	}
+	if spend(0) <= budget {
+		return 0
 	}
 	return multiplierFor(spend, budget, 32)
 }
