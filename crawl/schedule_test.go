@@ -266,20 +266,10 @@ func TestLoneCrawlerSpendsItsBudgetOnFastPages(t *testing.T) {
 	cfg := testConfig(w)
 	cfg.MinDelay = 50 * time.Millisecond
 	cfg.RevisitMin, cfg.RevisitMax = time.Millisecond, 30*24*time.Hour
-	c, err := New(cfg, webevents.NewMemStore(), &MemFrontier{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := startCrawler(t, cfg, webevents.NewMemStore(), &MemFrontier{})
+	c.mu.Lock()
 	c.fitEvery = time.Second
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- c.Run(ctx) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("crawler: %v", err)
-		}
-	}()
+	c.mu.Unlock()
 	time.Sleep(15 * time.Second) // every page looked at several times
 	allowed := func() float64 {
 		c.mu.Lock()
