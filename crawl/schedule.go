@@ -50,11 +50,13 @@ type revisitFit struct {
 	budget float64       // requests per second the fit had to spend on estimated URLs
 	urls   int           // URLs to revisit when it was fitted
 	prior  revisit.Prior // the host's estimates as a whole, which each is pulled toward
-	// sent counts the requests to the host; sentAt is sent at the fit.
-	// scale plans more than budgetShare of B when the host sent less
-	// than that since the last fit: due times that fall together leave
-	// the host idle at times, and what it could have sent then is lost.
+	// sent counts the requests to the host; sentAt is sent at scaledAt,
+	// the fit that last set scale. scale plans more than budgetShare of B
+	// when the host sent less than that since: due times that fall
+	// together leave the host idle at times, and what it could have sent
+	// then is lost.
 	sent, sentAt int64
+	scaledAt     time.Time
 	scale        float64
 	// hinted counts the peers' polls that counted as this host's visits
 	// (Hint); hintedAt is hinted at the fit. They are looks the budget
@@ -329,12 +331,27 @@ func (c *Crawler) budget(h *host) float64 {
 	return 1 / cycle.Seconds()
 }
 
-// refit fits the host's μ when the last fit is older than fitEvery.
+// refitEvery is how often host h is refitted: every fitEvery, or every
+// half of the time its budget takes to revisit all its URLs once when
+// that is shorter (but not more often than minFitEvery). Each look moves
+// an estimate, and where pages change much faster than the host's cycle
+// a look can take a page out of the plan (λμ ≥ 1) that the fit counted
+// on; until the next fit puts the budget back (advance), it is not sent.
+// A fit's pass over the URLs every half cycle costs about two URLs a
+// request.
+func (c *Crawler) refitEvery(h *host) time.Duration {
+	cycle := time.Duration(float64(h.revisitCount()) / c.budget(h) * float64(time.Second))
+	return min(c.fitEvery, max(minFitEvery, cycle/2))
+}
+
+const minFitEvery = time.Second
+
+// refit fits the host's μ when the last fit is older than refitEvery.
 // c.mu held.
 func (c *Crawler) refit(h *host, now time.Time) {
 	// Sooner when the URLs to revisit have grown by an eighth: a fit made
 	// for the first few would let them take what the others need.
-	if grown := h.revisitCount() > h.fit.urls+h.fit.urls/8; !h.fit.at.IsZero() && now.Sub(h.fit.at) < c.fitEvery && !grown {
+	if grown := h.revisitCount() > h.fit.urls+h.fit.urls/8; !h.fit.at.IsZero() && now.Sub(h.fit.at) < c.refitEvery(h) && !grown {
 		return
 	}
 	var bins revisit.Bins
@@ -342,15 +359,19 @@ func (c *Crawler) refit(h *host, now time.Time) {
 	if h.fit.scale == 0 {
 		h.fit.scale = 1
 	}
-	if el := now.Sub(h.fit.at).Seconds(); !h.fit.at.IsZero() && el > 0 && h.fit.mu > 0 && !math.IsInf(h.fit.mu, 1) {
+	// The scale learns from what the host sent over fitEvery at least:
+	// over a shorter time, a few requests' jitter would move it.
+	if el := now.Sub(h.fit.scaledAt).Seconds(); h.fit.scaledAt.IsZero() || h.fit.mu == 0 || math.IsInf(h.fit.mu, 1) {
+		h.fit.scaledAt, h.fit.sentAt = now, h.fit.sent
+	} else if el >= c.fitEvery.Seconds() {
 		// Only a fit that spent a binding budget learns from what it sent.
 		if sent := float64(h.fit.sent-h.fit.sentAt) / el; sent < target {
 			h.fit.scale = min(maxPlanScale, h.fit.scale*target/max(sent, target/2))
 		} else {
 			h.fit.scale = max(1, h.fit.scale*target/sent)
 		}
+		h.fit.scaledAt, h.fit.sentAt = now, h.fit.sent
 	}
-	h.fit.sentAt = h.fit.sent
 	avail := target * h.fit.scale
 	if el := now.Sub(h.fit.at).Seconds(); !h.fit.at.IsZero() && el > 0 {
 		avail += float64(h.fit.hinted-h.fit.hintedAt) / el

@@ -258,18 +258,16 @@ func sum(xs []float64) float64 {
 // look (here 25 times faster than its cycle) still sends what politeness
 // allows: the optimum skips the pages whose estimates say they change too
 // fast, but the skipped ones still come at the host's least frequency,
-// and a refit that plans them back in brings their revisits forward. (It
-// once sent a quarter of its budget: the skipped pages waited RevisitMax
-// while the fits counted them at lower estimates.)
+// and a refit, every half cycle, that plans them back in brings their
+// revisits forward. (It once sent a fifth of its budget: the skipped
+// pages waited RevisitMax while the fits counted them at lower
+// estimates.)
 func TestLoneCrawlerSpendsItsBudgetOnFastPages(t *testing.T) {
 	w := runWeb(t, testweb.Config{Hosts: 2, PagesPerHost: 50, UpdateRate: 10, CrossLinks: -1, Seed: 11})
 	cfg := testConfig(w)
 	cfg.MinDelay = 50 * time.Millisecond
 	cfg.RevisitMin, cfg.RevisitMax = time.Millisecond, 30*24*time.Hour
-	c := startCrawler(t, cfg, webevents.NewMemStore(), &MemFrontier{})
-	c.mu.Lock()
-	c.fitEvery = time.Second
-	c.mu.Unlock()
+	c := startCrawler(t, cfg, webevents.NewMemStore(), &MemFrontier{}) // refitted every second (refitEvery)
 	time.Sleep(15 * time.Second) // every page looked at several times
 	allowed := func() float64 {
 		c.mu.Lock()

@@ -140,8 +140,10 @@ type RegimeResult struct {
 	Cell RegimeCell
 	// Mean freshness over the measured window: peers and lone crawlers.
 	Coop, Alone float64
-	// Requests per second per peer and per crawler over the window.
-	CoopRate, AloneRate float64
+	// Requests per second per peer and per crawler over the window, and
+	// what politeness allows each (one request per host per delay, less
+	// the download time).
+	CoopRate, AloneRate, Allowed float64
 	// Optimum is the freshness of uniform revisits (the optimum for pages
 	// that change alike) at the crawlers' request rate per page.
 	Optimum float64
@@ -189,8 +191,8 @@ func Regimes(ctx context.Context, cfg RegimeConfig) ([]RegimeResult, error) {
 			return out, fmt.Errorf("cell %s: %w", cell, err)
 		}
 		if cfg.Progress != nil {
-			fmt.Fprintf(cfg.Progress, "  freshness %.3f vs %.3f (%.2fx), load %.2fx, measured %.3f [%.3f, %.3f] (truth then %.3f), sim %.2fx\n",
-				r.Coop, r.Alone, r.FreshRatio(), r.LoadRatio(), r.Measured, r.MeasuredLow, r.MeasuredHigh, r.TruthInWindow, r.SimRatio())
+			fmt.Fprintf(cfg.Progress, "  freshness %.3f vs %.3f (%.2fx), load %.2fx (requests/s: %.1f a peer, %.1f a crawler, at most %.1f), measured %.3f [%.3f, %.3f] (truth then %.3f), sim %.2fx\n",
+				r.Coop, r.Alone, r.FreshRatio(), r.LoadRatio(), r.CoopRate, r.AloneRate, r.Allowed, r.Measured, r.MeasuredLow, r.MeasuredHigh, r.TruthInWindow, r.SimRatio())
 		}
 		out = append(out, r)
 	}
@@ -307,19 +309,32 @@ func runRegime(ctx context.Context, cfg RegimeConfig, cell RegimeCell, seed uint
 		wg.Add(1)
 		go func() { defer wg.Done(); _ = p.Run(ctx) }()
 	}
-	// The lone crawlers: `cocrawl crawl --delay D --seed ...` on defaults.
+	// The lone crawlers: `cocrawl crawl --delay D --seed ...` on defaults,
+	// on a Badger store with the frontier in it, as that command sets
+	// them up (the stored frontier parks revisits beyond a head).
 	for i := range cell.Peers {
-		st := webevents.NewMemStore()
+		st, err := webevents.OpenBadger(filepath.Join(dir, fmt.Sprintf("alone-%d", i)), webevents.BadgerOptions{MemTableSize: 8 << 20, Logger: quiet})
+		if err != nil {
+			return res, err
+		}
+		defer st.Close()
 		c, err := crawl.New(crawl.Config{Seeds: w.Seeds(), CID: fmt.Sprintf("alone-%d.test:0 cocrawl", i),
 			MinDelay: cell.Delay, DelaySet: true, Logger: quiet,
-			Fetch: crawl.FetchConfig{AllowPrivate: true, Timeout: 10 * time.Second}}, st, &crawl.MemFrontier{})
+			Fetch: crawl.FetchConfig{AllowPrivate: true, Timeout: 10 * time.Second}}, st, peer.StoresIn(st).Frontier)
 		if err != nil {
+			return res, err
+		}
+		if _, err := c.Load(); err != nil {
 			return res, err
 		}
 		members = append(members, &regimeMember{c: c, store: st})
 		wg.Add(1)
 		go func() { defer wg.Done(); _ = c.Run(ctx) }()
 	}
+	// Stop the members before their stores close (deferred calls run
+	// last in, first out).
+	defer wg.Wait()
+	defer cancel()
 
 	cycles := func(n float64, least time.Duration) time.Duration {
 		return max(least, time.Duration(n*float64(cell.cycle())))
@@ -390,6 +405,7 @@ func runRegime(ctx context.Context, cfg RegimeConfig, cell RegimeCell, seed uint
 	// The optimum for the pages' realised change rate at the lone
 	// crawlers' request rate on them (they poll the home pages as often,
 	// which never change here).
+	res.Allowed = float64(cfg.Hosts) / cell.Delay.Seconds()
 	pages := float64(cfg.Hosts * cell.Pages)
 	lambda := float64(w.Stats().Updates-updates) / pages / el
 	res.Optimum = revisit.Freshness(lambda, res.AloneRate*float64(cell.Pages)/float64(cell.Pages+1)/pages)
