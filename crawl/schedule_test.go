@@ -267,7 +267,8 @@ func TestLoneCrawlerSpendsItsBudgetOnFastPages(t *testing.T) {
 	cfg := testConfig(w)
 	cfg.MinDelay = 50 * time.Millisecond
 	cfg.RevisitMin, cfg.RevisitMax = time.Millisecond, 30*24*time.Hour
-	c := startCrawler(t, cfg, webevents.NewMemStore(), &MemFrontier{}) // refitted every second (refitEvery)
+	// Refitted every second (refitEvery).
+	c := startCrawler(t, cfg, webevents.NewMemStore(), &MemFrontier{})
 	time.Sleep(15 * time.Second) // every page looked at several times
 	allowed := func() float64 {
 		c.mu.Lock()
