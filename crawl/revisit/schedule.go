@@ -159,7 +159,8 @@ func Adapt(prev time.Duration, changed bool, lo, hi time.Duration) time.Duration
 
 // Interval is the bounded optimum's interval, within [lo, hi], for a page
 // of estimated rate lambda at multiplier mu, after an interval of prev (0:
-// none), with r the visits the estimate rests on.
+// none), with r the visits the estimate rests on. hi is the interval of
+// the floor (Limits.Floor), which a page the optimum skips gets.
 //
 // A saturated estimate (Rate.Saturated: every visit found a change, no
 // Last-Modified) is a floor: it probes at most half of prev to learn
