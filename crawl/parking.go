@@ -28,11 +28,12 @@ import (
 // fingerprint (the URL-seen test) with its due time and its last look (8
 // bytes). The host keeps the sums its revisit fit needs of the URLs it
 // parked (parkedFit): the fit of the host's rates (revisit.PriorFit) is
-// additive and exact; each parked URL's estimated rate enters the fit's
-// bins as the host's prior pulled it when it was parked, and leaves with
-// the same value; a parked URL without an estimate spends its adaptive
-// interval's rate, summed, where a resident one spends at most an even
-// share of the budget.
+// additive and exact; a parked URL with an estimate spends the rate of
+// the interval it was parked with (the fit plans only the URLs in memory,
+// whose due times it can move), and its rate as the host's prior pulled
+// it then is kept in bins for the rate statistics; a parked URL without
+// an estimate spends its adaptive interval's rate, summed, where a
+// resident one spends at most an even share of the budget.
 //
 // Written by hand: the store is the peer's Badger, as for the backlog; no
 // Go module keeps a per-host due-time queue in a key-value store.
@@ -172,6 +173,14 @@ type parkedFit struct {
 	// rates summed.
 	unestimated int
 	intervalHz  float64
+	// plannedHz sums the rates of the parked URLs with an estimate, by the
+	// intervals they were parked with: what the host's fit counts them
+	// to spend (bins only describes them). Counted at the rate a new fit
+	// would give them instead, they were planned visits their due times,
+	// on disk, did not send: on pages 25 times faster than a host's cycle
+	// with 200 pages a host (64 in memory), a lone crawler sent a fifth
+	// of its budget.
+	plannedHz float64
 	// uncounted are the URLs loaded at a restart, by key, that are among n
 	// but not yet in the sums.
 	uncounted int
@@ -281,6 +290,9 @@ func (p *parkedFit) addSums(s *ParkedURL) {
 			p.bins = new(revisit.Bins)
 		}
 		p.bins.Add(s.Lambda)
+		if s.State.Interval > 0 {
+			p.plannedHz += 1 / s.State.Interval.Seconds()
+		}
 	} else if s.State.Interval > 0 {
 		p.unestimated++
 		p.intervalHz += 1 / s.State.Interval.Seconds()
@@ -299,6 +311,9 @@ func (p *parkedFit) remove(s *ParkedURL) {
 		if p.bins != nil {
 			p.bins.Remove(s.Lambda)
 		}
+		if s.State.Interval > 0 {
+			p.plannedHz = max(0, p.plannedHz-1/s.State.Interval.Seconds())
+		}
 	default:
 		p.prior.Remove(s.State.Rate)
 		if s.State.Interval > 0 && p.unestimated > 0 {
@@ -311,10 +326,12 @@ func (p *parkedFit) remove(s *ParkedURL) {
 	}
 }
 
-// spend is what the parked URLs without an estimate take of a budget of
-// which share is each URL's even part.
+// spend is what the parked URLs take of a budget of which share is each
+// URL's even part: those without an estimate their adaptive intervals'
+// rates, at most an even share each; those with one the rates of the
+// intervals they were parked with.
 func (p *parkedFit) spend(share float64) float64 {
-	return min(float64(p.unestimated)*share, p.intervalHz)
+	return min(float64(p.unestimated)*share, p.intervalHz) + p.plannedHz
 }
 
 func parkedAt(due uint32, seen int64) uint64 {

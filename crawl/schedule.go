@@ -82,14 +82,11 @@ const maxPlanScale = 1.25
 // the freshness the optimum gets from its budget.
 const floorShare = 1.0 / 16
 
-// limits are the bounds of a fit that spends avail requests per second
-// on n estimated URLs.
-func (c *Crawler) limits(avail float64, n int) revisit.Limits {
+// limits are the bounds of a fit whose budget gives each URL even
+// requests per second, spread evenly.
+func (c *Crawler) limits(even float64) revisit.Limits {
 	l := revisit.Limits{Least: 1 / c.cfg.RevisitMax.Seconds(), Most: 1 / c.cfg.RevisitMin.Seconds(), PerChange: visitsPerChange}
-	l.Floor = l.Least
-	if n > 0 && avail > 0 {
-		l.Floor = min(l.Most, max(l.Least, floorShare*avail/float64(n)))
-	}
+	l.Floor = min(l.Most, max(l.Least, floorShare*even))
 	return l
 }
 
@@ -125,9 +122,14 @@ func (c *Crawler) nextInterval(h *host, st *URLState, changed bool, now time.Tim
 	c.refit(h, now)
 	c.refitGlobal(now)
 	lambda, ok := h.fit.prior.Estimate(st.Rate)
-	if !ok {
+	if !ok || math.IsInf(max(h.fit.mu, c.global.mu), 1) {
 		// Not estimated yet: adaptive, but no more often than uniform
-		// revisits of the host's URLs within its budget would come.
+		// revisits of the host's URLs within its budget would come. So
+		// too when the last fit left nothing for the estimated URLs (μ
+		// +Inf): at a cold start the URLs without an estimate hold the
+		// budget at their adaptive rates, and each that gains one would
+		// be put off to the floor before a fit sees what it gave back
+		// (on 200 pages a host, 137 parked there, all at once).
 		c.adapt(st, changed)
 		even := float64(h.queued()+1) / (c.budget(h) * budgetShare)
 		if c.global.mu > 0 {
@@ -306,8 +308,7 @@ func (c *Crawler) refitGlobal(now time.Time) {
 	share := avail / float64(max(1, c.f.size()))
 	for h := range c.f.allHosts() {
 		if pk := h.parkFit; pk != nil {
-			bins.Merge(pk.bins)
-			avail -= pk.spend(share)
+			avail -= pk.spend(share) // at their parked intervals (parkedFit.plannedHz)
 		}
 		for st := range h.revisits() {
 			if lambda, ok := h.fit.prior.Estimate(st.Rate); ok {
@@ -317,7 +318,7 @@ func (c *Crawler) refitGlobal(now time.Time) {
 			}
 		}
 	}
-	l := c.limits(avail, bins.Len())
+	l := c.limits(share)
 	g.mu, g.floor = bins.Multiplier(avail, l), l.Floor
 }
 
@@ -338,8 +339,14 @@ func (c *Crawler) budget(h *host) float64 {
 // a look can take a page out of the plan (λμ ≥ 1) that the fit counted
 // on; until the next fit puts the budget back (advance), it is not sent.
 // A fit's pass over the URLs every half cycle costs about two URLs a
-// request.
+// request. Only where the host's own budget decides: where the crawler's
+// binds (global.mu), hosts send less than their budgets and a fit a
+// half cycle would cost more than their requests (thousands of hosts in a
+// scale crawl); where μ is 0 or +Inf no estimate moves the plan.
 func (c *Crawler) refitEvery(h *host) time.Duration {
+	if c.global.mu > 0 || h.fit.mu == 0 || math.IsInf(h.fit.mu, 1) {
+		return c.fitEvery
+	}
 	cycle := time.Duration(float64(h.revisitCount()) / c.budget(h) * float64(time.Second))
 	return min(c.fitEvery, max(minFitEvery, cycle/2))
 }
@@ -389,9 +396,10 @@ func (c *Crawler) refit(h *host, now time.Time) {
 		prior.Add(st.Rate)
 	}
 	if pk := h.parkFit; pk != nil {
-		// Parked URLs count by their sums (parking.go).
+		// Parked URLs count by their sums (parking.go), and spend what
+		// their intervals say: the fit plans the URLs in memory, whose
+		// due times it can move (advance).
 		prior.Merge(pk.prior)
-		bins.Merge(pk.bins)
 		avail -= pk.spend(share)
 	}
 	h.fit.prior = prior.Prior()
@@ -406,7 +414,7 @@ func (c *Crawler) refit(h *host, now time.Time) {
 		bins.Add(lambda)
 	}
 	h.fit.at, h.fit.budget, h.fit.urls = now, avail, h.revisitCount()
-	l := c.limits(avail, bins.Len())
+	l := c.limits(share)
 	h.fit.mu, h.fit.floor = bins.Multiplier(avail, l), l.Floor
 	c.advance(h, now)
 }
