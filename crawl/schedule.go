@@ -64,6 +64,11 @@ type revisitFit struct {
 	// peers poll what it would have polled spends its own budget on the
 	// rest, rather than sending less.
 	hinted, hintedAt int64
+	// dropped is the rate, in requests per second, that URLs' longer
+	// intervals took out of the plan since the fit (a look that moved an
+	// estimate past the point where the optimum skips the URL): more
+	// than an eighth of the budget refits sooner.
+	dropped float64
 }
 
 // Bounds of revisitFit.scale.
@@ -140,7 +145,11 @@ func (c *Crawler) nextInterval(h *host, st *URLState, changed bool, now time.Tim
 	}
 	// The tighter of the two budgets decides: the host's politeness, or
 	// what the crawler as a whole may send.
-	st.Interval = c.optimalInterval(h, lambda, st.Rate, st.Interval)
+	prev := st.Interval
+	st.Interval = c.optimalInterval(h, lambda, st.Rate, prev)
+	if prev > 0 && st.Interval > prev {
+		h.fit.dropped += 1/prev.Seconds() - 1/st.Interval.Seconds()
+	}
 }
 
 // optimalInterval is the interval of an estimated URL of host h after an
@@ -344,7 +353,7 @@ func (c *Crawler) budget(h *host) float64 {
 // half cycle would cost more than their requests (thousands of hosts in a
 // scale crawl); where μ is 0 or +Inf no estimate moves the plan.
 func (c *Crawler) refitEvery(h *host) time.Duration {
-	if c.global.mu > 0 || h.fit.mu == 0 || math.IsInf(h.fit.mu, 1) {
+	if !c.ownBudgetDecides(h) {
 		return c.fitEvery
 	}
 	cycle := time.Duration(float64(h.revisitCount()) / c.budget(h) * float64(time.Second))
@@ -353,14 +362,27 @@ func (c *Crawler) refitEvery(h *host) time.Duration {
 
 const minFitEvery = time.Second
 
+// ownBudgetDecides says whether host h's fit decides its URLs'
+// intervals: its μ is neither 0 nor +Inf, and the crawler's own budget
+// does not bind. c.mu held.
+func (c *Crawler) ownBudgetDecides(h *host) bool {
+	return c.global.mu == 0 && h.fit.mu > 0 && !math.IsInf(h.fit.mu, 1)
+}
+
 // refit fits the host's μ when the last fit is older than refitEvery.
 // c.mu held.
 func (c *Crawler) refit(h *host, now time.Time) {
 	// Sooner when the URLs to revisit have grown by an eighth: a fit made
 	// for the first few would let them take what the others need.
-	if grown := h.revisitCount() > h.fit.urls+h.fit.urls/8; !h.fit.at.IsZero() && now.Sub(h.fit.at) < c.refitEvery(h) && !grown {
+	// Sooner too when looks have taken an eighth of the budget out of
+	// the plan, a second after the last fit at the soonest, where the
+	// host's own budget decides (refitEvery).
+	grown := h.revisitCount() > h.fit.urls+h.fit.urls/8
+	dropped := h.fit.dropped > h.fit.budget/8 && now.Sub(h.fit.at) >= minFitEvery && c.ownBudgetDecides(h)
+	if !h.fit.at.IsZero() && now.Sub(h.fit.at) < c.refitEvery(h) && !grown && !dropped {
 		return
 	}
+	h.fit.dropped = 0
 	var bins revisit.Bins
 	target := c.budget(h) * budgetShare
 	if h.fit.scale == 0 {
