@@ -143,8 +143,8 @@ func (c *Crawler) nextInterval(h *host, st *URLState, changed bool, now time.Tim
 		st.Interval = min(c.cfg.RevisitMax, max(st.Interval, time.Duration(even*float64(time.Second))))
 		return
 	}
-	// The tighter of the two budgets decides: the host's politeness, or
-	// what the crawler as a whole may send.
+	// A longer interval takes its difference out of the plan until the
+	// next fit (refit).
 	prev := st.Interval
 	st.Interval = c.optimalInterval(h, lambda, st.Rate, prev)
 	if prev > 0 && st.Interval > prev {
@@ -155,6 +155,8 @@ func (c *Crawler) nextInterval(h *host, st *URLState, changed bool, now time.Tim
 // optimalInterval is the interval of an estimated URL of host h after an
 // interval of prev. c.mu held.
 func (c *Crawler) optimalInterval(h *host, lambda float64, r revisit.Rate, prev time.Duration) time.Duration {
+	// The tighter of the two budgets decides: the host's politeness, or
+	// what the crawler as a whole may send.
 	mu := max(h.fit.mu, c.global.mu)
 	iv := revisit.Interval(lambda, mu, r, prev, c.cfg.RevisitMin, c.longest(h))
 	return min(c.cfg.RevisitMax, max(iv, worthAVisit(lambda)))
