@@ -141,8 +141,8 @@ type RegimeResult struct {
 	// Mean freshness over the measured window: peers and lone crawlers.
 	Coop, Alone float64
 	// Requests per second per peer and per crawler over the window, and
-	// what politeness allows each (one request per host per delay, less
-	// the download time).
+	// what politeness allows each: one request per host per delay (the
+	// download time takes a little off it).
 	CoopRate, AloneRate, Allowed float64
 	// Optimum is the freshness of uniform revisits (the optimum for pages
 	// that change alike) at the crawlers' request rate per page.
@@ -262,8 +262,10 @@ func runRegime(ctx context.Context, cfg RegimeConfig, cell RegimeCell, seed uint
 	quiet := slog.New(slog.DiscardHandler)
 
 	var wg sync.WaitGroup
-	defer wg.Wait()
-	defer cancel()
+	// stop stops the web and the members; deferred after each store's
+	// Close, it runs before it (last in, first out).
+	stop := func() { cancel(); wg.Wait() }
+	defer stop()
 	wg.Add(1)
 	go func() { defer wg.Done(); w.Run(ctx) }()
 
@@ -288,6 +290,7 @@ func runRegime(ctx context.Context, cfg RegimeConfig, cell RegimeCell, seed uint
 			return res, err
 		}
 		defer st.Close()
+		defer stop()
 		beh, err := peer.ResolveMode("", "", nil) // the default mode, a controller of its own
 		if err != nil {
 			return res, err
@@ -318,6 +321,7 @@ func runRegime(ctx context.Context, cfg RegimeConfig, cell RegimeCell, seed uint
 			return res, err
 		}
 		defer st.Close()
+		defer stop()
 		c, err := crawl.New(crawl.Config{Seeds: w.Seeds(), CID: fmt.Sprintf("alone-%d.test:0 cocrawl", i),
 			MinDelay: cell.Delay, DelaySet: true, Logger: quiet,
 			Fetch: crawl.FetchConfig{AllowPrivate: true, Timeout: 10 * time.Second}}, st, peer.StoresIn(st).Frontier)
@@ -331,10 +335,6 @@ func runRegime(ctx context.Context, cfg RegimeConfig, cell RegimeCell, seed uint
 		wg.Add(1)
 		go func() { defer wg.Done(); _ = c.Run(ctx) }()
 	}
-	// Stop the members before their stores close (deferred calls run
-	// last in, first out).
-	defer wg.Wait()
-	defer cancel()
 
 	cycles := func(n float64, least time.Duration) time.Duration {
 		return max(least, time.Duration(n*float64(cell.cycle())))
@@ -402,10 +402,10 @@ func runRegime(ctx context.Context, cfg RegimeConfig, cell RegimeCell, seed uint
 	res.TruthInWindow /= nc
 	res.Samples = int(float64(res.Samples) / nc)
 	res.Alone, res.AloneRate = res.Alone/na, res.AloneRate/na
+	res.Allowed = float64(cfg.Hosts) / cell.Delay.Seconds()
 	// The optimum for the pages' realised change rate at the lone
 	// crawlers' request rate on them (they poll the home pages as often,
 	// which never change here).
-	res.Allowed = float64(cfg.Hosts) / cell.Delay.Seconds()
 	pages := float64(cfg.Hosts * cell.Pages)
 	lambda := float64(w.Stats().Updates-updates) / pages / el
 	res.Optimum = revisit.Freshness(lambda, res.AloneRate*float64(cell.Pages)/float64(cell.Pages+1)/pages)
