@@ -11,6 +11,7 @@ import (
 	"github.com/cocrawl/cocrawl/crawl/revisit"
 	"github.com/cocrawl/cocrawl/internal/testweb"
 	"github.com/cocrawl/cocrawl/webevents"
+	"github.com/cocrawl/cocrawl/webevents/storetest"
 )
 
 // rateOf is a settled estimate of lambda changes per second in the
@@ -266,9 +267,13 @@ func TestLoneCrawlerSpendsItsBudgetOnFastPages(t *testing.T) {
 	w := runWeb(t, testweb.Config{Hosts: 2, PagesPerHost: 50, UpdateRate: 10, CrossLinks: -1, Seed: 11})
 	cfg := testConfig(w)
 	cfg.MinDelay = 50 * time.Millisecond
-	cfg.RevisitMin, cfg.RevisitMax = time.Millisecond, 30*24*time.Hour
-	// Refitted every second (refitEvery).
-	c := startCrawler(t, cfg, webevents.NewMemStore(), &MemFrontier{})
+	cfg.RevisitMin, cfg.RevisitMax = 0, 0 // the defaults: 1 s and 30 days
+	// As `cocrawl crawl` sets it up: a Badger store with the frontier,
+	// parked revisits and backlog in it. Refitted every second (refitEvery).
+	st := storetest.OpenBadger(t)
+	sf := storedFrontier(st)
+	sf.Revisits = st.Table(webevents.TableRevisits)
+	c := startCrawler(t, cfg, st, sf)
 	time.Sleep(15 * time.Second) // every page looked at several times
 	allowed := func() float64 {
 		c.mu.Lock()
