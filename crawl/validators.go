@@ -33,21 +33,35 @@ func (v *hostValidators) trustETag() bool {
 	return !(v.etagLie >= minValidatorVerdict && 2*v.etagLie > v.etagCompared)
 }
 
-// observe notes what one 200 showed of the host's validators; near is
-// how far two records' fingerprints may be on this host and be one
-// version.
+// observe notes what one 200 or 304 showed of the host's validators;
+// near is how far two records' fingerprints may be on this host and be
+// one version.
+//
+// A 304 is the version held, by the server's own word (it matched the
+// ETag or date sent), so a Last-Modified it carries at the response's
+// time is the lie too. Counting only 200s, a host that answers
+// If-None-Match but dates every response now was never caught where its
+// pages change faster than they are looked at: every 200 is another
+// version, and the looks that find the same one are all 304s. Read as
+// true, its dates made every change look a moment old and the
+// change-rate estimates 13 times too high (docs/performance.md).
 func (v *hostValidators) observe(res *Result, prev *webevents.Event, near int) {
-	if res.Status != 200 {
+	if prev == nil {
 		return
 	}
-	if prev == nil || !res.HasFingerprint {
+	var sameText bool
+	switch {
+	case res.Status == 304:
+		sameText = true
+	case res.Status == 200 && res.HasFingerprint:
+		held, ok := fingerprint.Parse(prev.Fingerprint)
+		if !ok {
+			return
+		}
+		sameText = fingerprint.Distance(held, res.Fingerprint) <= near
+	default:
 		return
 	}
-	held, ok := fingerprint.Parse(prev.Fingerprint)
-	if !ok {
-		return
-	}
-	sameText := fingerprint.Distance(held, res.Fingerprint) <= near
 	if !res.LastModified.IsZero() && sameText {
 		// Only a look that found the version held tells: a page that
 		// changed a second ago has a Last-Modified a second old, truly (on
@@ -62,8 +76,8 @@ func (v *hostValidators) observe(res *Result, prev *webevents.Event, near int) {
 			v.lmNow++
 		}
 	}
-	if prev.ETag == "" || res.ETag == "" {
-		return
+	if res.Status != 200 || prev.ETag == "" || res.ETag == "" {
+		return // a 304's ETag matched the one sent
 	}
 	v.etagCompared++
 	if res.ETag != prev.ETag && sameText {

@@ -31,3 +31,30 @@ func TestLastModifiedDistrustedOnlyWhenTheTextStays(t *testing.T) {
 		t.Error("a host that dates an unchanged page at each response is still trusted")
 	}
 }
+
+// A 304 is the version held by the server's own word: one that carries a
+// Last-Modified at the response's time lies as a 200 of the same text
+// would. On a host whose pages change faster than they are looked at,
+// every 200 is another version, so its 304s are the only looks that tell.
+func TestLastModifiedDistrustedOnANotModified(t *testing.T) {
+	at := time.Date(2026, 11, 29, 10, 0, 0, 500_000_000, time.UTC)
+	held := webevents.Event{Fingerprint: fingerprint.Format(0xf0f0), ETag: `"v1"`}
+	changed := &Result{Status: 200, Start: at, LastModified: at.Truncate(time.Second), Fingerprint: 0x0f0f_0000, HasFingerprint: true, ETag: `"v2"`}
+	var lying, honest, silent hostValidators
+	for range 10 {
+		lying.observe(changed, &held, fingerprint.Near)
+		lying.observe(&Result{Status: 304, Start: at, LastModified: at.Truncate(time.Second), ETag: `"v1"`}, &held, fingerprint.Near)
+		honest.observe(changed, &held, fingerprint.Near)
+		honest.observe(&Result{Status: 304, Start: at, LastModified: at.Add(-time.Hour), ETag: `"v1"`}, &held, fingerprint.Near)
+		silent.observe(&Result{Status: 304, Start: at}, &held, fingerprint.Near) // RFC 9110 lets a 304 leave the date out
+	}
+	if lying.trustLM() {
+		t.Error("a host whose 304s are dated at the response is still trusted for its Last-Modified")
+	}
+	if !honest.trustLM() || !silent.trustLM() {
+		t.Error("a host whose 304s carry an older date, or none, was distrusted")
+	}
+	if !lying.trustETag() || !honest.trustETag() {
+		t.Error("a 304 counted against the host's ETags")
+	}
+}
