@@ -28,10 +28,13 @@ type Stats struct {
 	Delegated                                     int64 // polls left to a peer whose special set holds the URL
 	Stalled                                       int64 // polls not sent while events waited for the store
 	Advanced                                      int64 // revisits a refit brought forward (schedule.go)
-	Connections                                   int64 // connections the fetcher opened
-	Known                                         int
-	Spilled                                       int // of Known, first visits in the backlog on disk (backlog.go)
-	Parked                                        int // of Known, revisits parked on disk (parking.go)
+	// Hosts not trusted now for their Last-Modified dates, and for their
+	// ETags (validators.go).
+	DistrustedLM, DistrustedETag int64
+	Connections                  int64 // connections the fetcher opened
+	Known                        int
+	Spilled                      int // of Known, first visits in the backlog on disk (backlog.go)
+	Parked                       int // of Known, revisits parked on disk (parking.go)
 }
 
 // Crawler is the polling crawler.
@@ -77,6 +80,7 @@ type Crawler struct {
 	robotsExcluded, robotsFetches                  atomic.Int64
 	stalled                                        atomic.Int64 // polls not sent while the store lagged
 	advanced                                       atomic.Int64 // revisits a refit brought forward
+	distrustedLM, distrustedETag                   atomic.Int64 // hosts not trusted now for those validators
 	sitemapReads, sitemapErrors, sitemapURLs       atomic.Int64 // signals.go
 	lastmodHints, lastmodConfirmed, lastmodRefuted atomic.Int64
 	sitemapVisits, feedReads, publisherEvents      atomic.Int64
@@ -647,7 +651,10 @@ func (c *Crawler) previous(st *URLState) *webevents.Event {
 // two taught (judged now, a revisit would compare without the noise
 // learnt), so this one is done with. c.mu held.
 func (c *Crawler) takeNoiseRead(h *host, st *URLState, res *Result, prev *webevents.Event) bool {
+	lm, etag := h.validators.trustLM(), h.validators.trustETag()
 	h.validators.observe(res, prev, h.noise.wireNear())
+	c.distrustedLM.Add(trustTurned(lm, h.validators.trustLM()))
+	c.distrustedETag.Add(trustTurned(etag, h.validators.trustETag()))
 	*res = *h.validators.trusted(res)
 	if c.readNoise(h, st, res) {
 		h.fit.sent++
@@ -866,6 +873,7 @@ func (c *Crawler) Stats() Stats {
 		Created: c.created.Load(), Updated: c.updated.Load(), Deleted: c.deleted.Load(), DeletedBy: deletedBy, Confirmed: c.confirmed.Load(), Hinted: c.hinted.Load(),
 		Errors: errs, RobotsExcluded: c.robotsExcluded.Load(), RobotsFetches: c.robotsFetches.Load(),
 		Discovered: c.discovered.Load(), Skipped: c.skipped.Load(), Delegated: c.delegatedSkips.Load(), Advanced: c.advanced.Load(), Known: known,
+		DistrustedLM: c.distrustedLM.Load(), DistrustedETag: c.distrustedETag.Load(),
 		Spilled: spilled, Parked: parked, Stalled: c.stalled.Load(), Connections: c.fetcher.Connections(),
 	}
 }

@@ -13,12 +13,13 @@ import (
 // they are, the first makes every poll an UPDATE dated now and every page
 // look to the change-rate estimator as if it changed just before each
 // look; the second makes every conditional request a full download and
-// every record's etag useless to a peer's spot-check. Once a host is seen
-// doing so it is not trusted there again (for this run): its pages are
-// judged by their fingerprint, its records carry no such validator, and
-// its change rates learn from the changes the fingerprints see.
+// every record's etag useless to a peer's spot-check. While a host is
+// seen doing so (in three looks, and most of the looks that tell; counted
+// for this run) it is not trusted there: its pages are judged by their
+// fingerprint, its records carry no such validator, and its change rates
+// learn from the changes the fingerprints see.
 type hostValidators struct {
-	lmSeen, lmNow         int // 200s with a Last-Modified; of them, dated at the response
+	lmSeen, lmNow         int // looks at the version held with a Last-Modified; of them, dated at the response
 	etagCompared, etagLie int // ETags compared with the version held; of them, changed with the text the same
 }
 
@@ -99,4 +100,16 @@ func (v *hostValidators) trusted(res *Result) *Result {
 		r.ETag = ""
 	}
 	return &r
+}
+
+// trustTurned is what a change of trust, from before to after, adds to a
+// count of hosts distrusted.
+func trustTurned(before, after bool) int64 {
+	switch {
+	case before && !after:
+		return 1
+	case !before && after:
+		return -1 // a majority of honest looks since
+	}
+	return 0
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/cocrawl/cocrawl/crawl/fingerprint"
+	"github.com/cocrawl/cocrawl/internal/testweb"
 	"github.com/cocrawl/cocrawl/webevents"
 )
 
@@ -56,5 +57,38 @@ func TestLastModifiedDistrustedOnANotModified(t *testing.T) {
 	}
 	if !lying.trustETag() || !honest.trustETag() {
 		t.Error("a 304 counted against the host's ETags")
+	}
+}
+
+// End to end, the crawler counts the hosts it distrusts (Stats): on a web
+// of one host per kind, the host dating every response now and the host
+// whose weak ETag changes at every response; and, on a second web, hosts
+// dating every response now that answer If-None-Match with 304s, whose
+// only looks at an unchanged page are those 304s: they are found out in
+// about 24 polls (200 to 280 when only 200s counted, the second reads of
+// noise learning).
+func TestCrawlerCountsHostsDistrustedForValidators(t *testing.T) {
+	kinds := runWeb(t, testweb.Config{Hosts: 3, PagesPerHost: 5, CrossLinks: -1, Seed: 3,
+		Kinds: []testweb.PageKind{testweb.Static, testweb.LastModifiedNow, testweb.WeakETagPerResponse}})
+	notModified := runWeb(t, testweb.Config{Hosts: 2, PagesPerHost: 5, CrossLinks: -1, Seed: 4, LastModifiedNow: true})
+	const within = 100 // polls
+	for _, tc := range []struct {
+		name     string
+		w        *testweb.Web
+		lm, etag int64
+	}{{"kinds", kinds, 1, 1}, {"304s", notModified, 2, 0}} {
+		c := startCrawler(t, testConfig(tc.w), webevents.NewMemStore(), &MemFrontier{})
+		deadline := time.Now().Add(20 * time.Second)
+		var s Stats
+		for time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+			if s = c.Stats(); s.DistrustedLM == tc.lm && s.DistrustedETag == tc.etag || s.Polls > within {
+				break
+			}
+		}
+		if s.DistrustedLM != tc.lm || s.DistrustedETag != tc.etag {
+			t.Errorf("%s: %d hosts distrusted for Last-Modified and %d for ETags after %d polls, want %d and %d within %d",
+				tc.name, s.DistrustedLM, s.DistrustedETag, s.Polls, tc.lm, tc.etag, within)
+		}
 	}
 }

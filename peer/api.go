@@ -62,10 +62,17 @@ type Status struct {
 	FrontierParked int `json:"frontier_parked"`
 	// DeletedBy counts this peer's own DELETE events by how they were
 	// decided: 404 (or 410), soft-404, redirect.
-	DeletedBy    map[string]int64 `json:"deleted_by,omitempty"`
-	Delegated    int              `json:"delegated_prefixes"`
-	PeersKnown   int              `json:"peers_known"`
-	PeersHealthy int              `json:"peers_healthy"`
+	DeletedBy map[string]int64 `json:"deleted_by,omitempty"`
+	// RevisitsAdvanced counts queued revisits a refit of the revisit
+	// schedule brought forward.
+	RevisitsAdvanced int64 `json:"revisits_advanced"`
+	// HostsDistrusted counts the hosts not trusted now for a validator
+	// ("last_modified": dated at the response; "etag": changed while the
+	// text did not).
+	HostsDistrusted map[string]int64 `json:"hosts_distrusted"`
+	Delegated       int              `json:"delegated_prefixes"`
+	PeersKnown      int              `json:"peers_known"`
+	PeersHealthy    int              `json:"peers_healthy"`
 	// Spot-checks of peers' claims and the peers distrusted for them.
 	Checks          CheckStats `json:"checks"`
 	PeersDistrusted int        `json:"peers_distrusted"`
@@ -123,6 +130,8 @@ func (p *Peer) Status(history bool) Status {
 	}
 	cst := p.crawler.Stats()
 	st.FrontierURLs, st.FrontierSpilled, st.FrontierParked, st.DeletedBy = cst.Known, cst.Spilled, cst.Parked, cst.DeletedBy
+	st.RevisitsAdvanced = cst.Advanced
+	st.HostsDistrusted = map[string]int64{"last_modified": cst.DistrustedLM, "etag": cst.DistrustedETag}
 	st.Delegated = len(p.peers.delegated(now))
 	st.PeersKnown, st.PeersHealthy = p.peers.counts()
 	st.Checks, st.PeersDistrusted = p.checks.stats(), p.peers.distrusted()
@@ -254,6 +263,8 @@ var (
 	descFrontier  = prometheus.NewDesc("cocrawl_frontier_urls", "URLs the crawler knows.", nil, nil)
 	descSpilled   = prometheus.NewDesc("cocrawl_frontier_spilled_urls", "URLs the crawler knows that wait on disk, never polled.", nil, nil)
 	descParked    = prometheus.NewDesc("cocrawl_frontier_parked_urls", "URLs the crawler knows that wait on disk for a revisit.", nil, nil)
+	descAdvanced  = prometheus.NewDesc("cocrawl_revisits_advanced_total", "Queued revisits a refit of the revisit schedule brought forward.", nil, nil)
+	descDistrust  = prometheus.NewDesc("cocrawl_hosts_distrusted", "Hosts not trusted now for a validator: last_modified (dated at the response), etag (changed while the text did not).", []string{"validator"}, nil)
 	descDHTBytes  = prometheus.NewDesc("cocrawl_dht_bytes_total", "Bytes of the community DHT protocol, by direction.", []string{"direction"}, nil)
 	descDHTPeers  = prometheus.NewDesc("cocrawl_dht_routing_table_peers", "Peers in the community DHT routing table.", nil, nil)
 	descTimeRho   = prometheus.NewDesc("cocrawl_rho_seconds_total", "Time spent at each value of rho, rounded to 0.05.", []string{"rho"}, nil)
@@ -280,7 +291,7 @@ var (
 type peerCollector struct{ p *Peer }
 
 func (c peerCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descRho, descOps, descEvents, descBytes, descSeconds, descErrors, descPeers, descIdle, descFrontier, descSpilled, descParked, descTimeRho, descDHTBytes, descDHTPeers, descChecks, descRolled, descStore, descSitemaps, descLastmods, descPubHosts, descPubEvents, descIndexNow, descFresh, descSamples, descDeleted, descReach, descConns, descPunches, descRelays, descDHTServer} {
+	for _, d := range []*prometheus.Desc{descRho, descOps, descEvents, descBytes, descSeconds, descErrors, descPeers, descIdle, descFrontier, descSpilled, descParked, descAdvanced, descDistrust, descTimeRho, descDHTBytes, descDHTPeers, descChecks, descRolled, descStore, descSitemaps, descLastmods, descPubHosts, descPubEvents, descIndexNow, descFresh, descSamples, descDeleted, descReach, descConns, descPunches, descRelays, descDHTServer} {
 		ch <- d
 	}
 }
@@ -353,6 +364,10 @@ func (c peerCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(descFrontier, prometheus.GaugeValue, float64(st.FrontierURLs))
 	ch <- prometheus.MustNewConstMetric(descSpilled, prometheus.GaugeValue, float64(st.FrontierSpilled))
 	ch <- prometheus.MustNewConstMetric(descParked, prometheus.GaugeValue, float64(st.FrontierParked))
+	ch <- prometheus.MustNewConstMetric(descAdvanced, prometheus.CounterValue, float64(st.RevisitsAdvanced))
+	for v, n := range st.HostsDistrusted {
+		ch <- prometheus.MustNewConstMetric(descDistrust, prometheus.GaugeValue, float64(n), v)
+	}
 	for how, n := range st.DeletedBy {
 		ch <- prometheus.MustNewConstMetric(descDeleted, prometheus.CounterValue, float64(n), how)
 	}
