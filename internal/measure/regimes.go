@@ -49,13 +49,19 @@ type RegimeCell struct {
 	// LastModifiedNow: the hosts send the response's time as
 	// Last-Modified (a dynamic site), LastModified or not.
 	LastModifiedNow bool
-	Delay           time.Duration
-	Peers           int
+	// Noisy: the hosts serve testweb's Dynamic pages, with no validators
+	// and template noise in every response (a time, a token, a rotating
+	// box of links), which the crawler must learn to see changes by.
+	Noisy bool
+	Delay time.Duration
+	Peers int
 }
 
 func (c RegimeCell) String() string {
 	lm := "LM"
 	switch {
+	case c.Noisy:
+		lm = "noisy, no LM"
 	case c.LastModifiedNow:
 		lm = "LM now"
 	case !c.LastModified:
@@ -242,8 +248,11 @@ func runRegime(ctx context.Context, cfg RegimeConfig, cell RegimeCell, seed uint
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	changeEvery := time.Duration(float64(cell.cycle()) / cell.CycleRatio)
-	wc := testweb.Config{Hosts: cfg.Hosts, PagesPerHost: cell.Pages, UpdateRate: 1 / changeEvery.Seconds(), CrossLinks: -1, Seed: seed}
+	wc := testweb.Config{Hosts: cfg.Hosts, PagesPerHost: cell.Pages, UpdateRate: 1 / changeEvery.Seconds(), CrossLinks: -1, Seed: seed,
+		ServedDigests: cell.Noisy}
 	switch {
+	case cell.Noisy:
+		wc.Kinds = []testweb.PageKind{testweb.Dynamic}
 	case cell.LastModifiedNow:
 		wc.LastModifiedNow = true
 	case !cell.LastModified:
@@ -365,7 +374,7 @@ func runRegime(ctx context.Context, cfg RegimeConfig, cell RegimeCell, seed uint
 		urls := sampleLive(truth, 2000, rng)
 		at := time.Since(begin)
 		for _, m := range members {
-			f := heldShare(m.store, truth, urls)
+			f := heldShare(m.store, truth, urls, w.VersionOf)
 			m.series = append(m.series, truthAt{at, f})
 			if !start.IsZero() {
 				m.fresh += f
@@ -430,10 +439,14 @@ func sampleLive(truth map[string]testweb.PageState, n int, rng *rand.Rand) []str
 	return live[:n]
 }
 
-// heldShare is the share of urls whose present version the store holds.
+// heldShare is the share of urls whose present version the store holds:
+// by the version of the body whose digest the record carries, where the
+// web knows it (versionOf: a noisy cell's pages have no validators, and
+// their dates have whole seconds, which a page changing every 0.4 s
+// passes several times a second); else by the ETag, else by the date.
 func heldShare(st interface {
 	Get(string) (webevents.Event, bool, error)
-}, truth map[string]testweb.PageState, urls []string) float64 {
+}, truth map[string]testweb.PageState, urls []string, versionOf func(digest string) (int, bool)) float64 {
 	fresh := 0
 	for _, u := range urls {
 		e, ok, err := st.Get(u)
@@ -441,6 +454,12 @@ func heldShare(st interface {
 			continue
 		}
 		ps := truth[u]
+		if v, ok := versionOf(e.Digest); ok {
+			if v == ps.Version {
+				fresh++
+			}
+			continue
+		}
 		if (e.ETag != "" && e.ETag == ps.ETag) || (e.ETag == "" && e.LMD >= ps.LMD) {
 			fresh++
 		}
@@ -458,6 +477,8 @@ func PrintRegimes(out io.Writer, cfg RegimeConfig, rs []RegimeResult) {
 		c := r.Cell
 		lm := "yes"
 		switch {
+		case c.Noisy:
+			lm = "noisy"
 		case c.LastModifiedNow:
 			lm = "now"
 		case !c.LastModified:
@@ -474,14 +495,15 @@ func PrintRegimes(out io.Writer, cfg RegimeConfig, rs []RegimeResult) {
 	fmt.Fprintln(out, "sim ratio: the same cell in the simulator (sim.RegimeCell); * where it and the live ratio differ by more than 10%")
 }
 
-// ParseRegimeCells reads cells as "ratio:pages:lm|nolm|lmnow:delay:peers",
-// comma-separated, as in "5:50:lm:200ms:3,25:50:nolm:1s:2".
+// ParseRegimeCells reads cells as
+// "ratio:pages:lm|nolm|lmnow|noisy:delay:peers", comma-separated, as in
+// "5:50:lm:200ms:3,25:50:nolm:1s:2".
 func ParseRegimeCells(s string) ([]RegimeCell, error) {
 	var cells []RegimeCell
 	for _, part := range strings.Split(s, ",") {
 		f := strings.Split(strings.TrimSpace(part), ":")
 		if len(f) != 5 {
-			return nil, fmt.Errorf("cell %q: want ratio:pages:lm|nolm|lmnow:delay:peers", part)
+			return nil, fmt.Errorf("cell %q: want ratio:pages:lm|nolm|lmnow|noisy:delay:peers", part)
 		}
 		var c RegimeCell
 		if _, err := fmt.Sscanf(f[0], "%g", &c.CycleRatio); err != nil || c.CycleRatio <= 0 {
@@ -496,8 +518,10 @@ func ParseRegimeCells(s string) ([]RegimeCell, error) {
 		case "nolm":
 		case "lmnow":
 			c.LastModifiedNow = true
+		case "noisy":
+			c.Noisy = true
 		default:
-			return nil, fmt.Errorf("cell %q: %q is not lm, nolm or lmnow", part, f[2])
+			return nil, fmt.Errorf("cell %q: %q is not lm, nolm, lmnow or noisy", part, f[2])
 		}
 		d, err := time.ParseDuration(f[3])
 		if err != nil || d <= 0 {

@@ -3,7 +3,10 @@ package testweb
 import (
 	"cmp"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"hash"
 	"hash/fnv"
 	"html"
 	"io"
@@ -87,6 +90,12 @@ type Config struct {
 	// hold some 160 bytes per request, 1.7 GB at ten million, and its
 	// collector would scan them all on every cycle.
 	NoRequestLog bool
+	// ServedDigests keeps the SHA-256 of every page body served with 200,
+	// with its version (VersionOf), so a measurement can tell which version
+	// a record holds by the digest it carries, where the pages carry no
+	// validator and their dates have whole seconds (Dynamic pages changing
+	// more often than once a second). About 100 bytes a response.
+	ServedDigests bool
 }
 
 // PageKind is how a host serves its pages.
@@ -169,9 +178,12 @@ type Web struct {
 	cfg   Config
 	start time.Time
 	mu    sync.Mutex
-	rng   *rand.Rand
-	hosts []*Host
-	stats Stats
+	// digests: the version of each page body served (Config.ServedDigests).
+	digestMu sync.Mutex
+	digests  map[string]int
+	rng      *rand.Rand
+	hosts    []*Host
+	stats    Stats
 }
 
 // Stats counts what the web did.
@@ -685,7 +697,13 @@ func (h *Host) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	h.maxConc = max(h.maxConc, h.inFlight)
 	h.logMu.Unlock()
 	sw := &statusWriter{ResponseWriter: rw, code: 200}
+	if h.web.cfg.ServedDigests {
+		sw.hash = sha256.New()
+	}
 	h.serve(sw, r)
+	if sw.hash != nil && sw.code == 200 && sw.version > 0 {
+		h.web.noteDigest("sha256:"+hex.EncodeToString(sw.hash.Sum(nil)), sw.version)
+	}
 	h.logMu.Lock()
 	h.inFlight--
 	if h.web.cfg.NoRequestLog {
@@ -913,7 +931,35 @@ func (h *Host) trap(w http.ResponseWriter, r *http.Request) bool {
 type statusWriter struct {
 	http.ResponseWriter
 	code    int
-	version int // of the page served, for the log
+	version int       // of the page served, for the log
+	hash    hash.Hash // of the body, with Config.ServedDigests
+}
+
+func (s *statusWriter) Write(b []byte) (int, error) {
+	if s.hash != nil {
+		s.hash.Write(b)
+	}
+	return s.ResponseWriter.Write(b)
+}
+
+func (w *Web) noteDigest(digest string, version int) {
+	w.digestMu.Lock()
+	defer w.digestMu.Unlock()
+	if w.digests == nil {
+		w.digests = map[string]int{}
+	}
+	w.digests[digest] = version
+}
+
+// VersionOf is the version of the page whose body, served by this web,
+// had digest ("sha256:<hex>", as a crawler's records carry it); ok is
+// false for a body it did not serve, or without Config.ServedDigests. A
+// body names its page's path, so a digest is one page's.
+func (w *Web) VersionOf(digest string) (version int, ok bool) {
+	w.digestMu.Lock()
+	defer w.digestMu.Unlock()
+	version, ok = w.digests[digest]
+	return version, ok
 }
 
 func (s *statusWriter) WriteHeader(c int) {

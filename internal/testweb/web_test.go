@@ -2,6 +2,8 @@ package testweb
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"io"
 	"math"
 	"net/http"
@@ -187,5 +189,36 @@ func BenchmarkWebMemory(b *testing.B) {
 		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/(hosts*pages), "B/page")
 		b.ReportMetric(float64(after.HeapObjects-before.HeapObjects)/(hosts*pages), "objects/page")
 		w.Close()
+	}
+}
+
+// With ServedDigests the web tells which version a body was, by its
+// SHA-256: two responses of a Dynamic page differ in their noise and are
+// the same version; after an update, the next is the next version.
+func TestVersionOfServedDigests(t *testing.T) {
+	w, err := Start(Config{Hosts: 1, PagesPerHost: 2, Kinds: []PageKind{Dynamic}, ServedDigests: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	page := w.Hosts()[0].URL + "/p/1.html"
+	digest := func() string {
+		_, body := get(t, page)
+		sum := sha256.Sum256([]byte(body))
+		return "sha256:" + hex.EncodeToString(sum[:])
+	}
+	a, b := digest(), digest()
+	if a == b {
+		t.Fatal("two responses of a Dynamic page are the same bytes: the noise is gone")
+	}
+	w.Update(page)
+	c := digest()
+	for d, want := range map[string]int{a: 1, b: 1, c: 2} {
+		if v, ok := w.VersionOf(d); !ok || v != want {
+			t.Errorf("VersionOf(%s) = %d, %v; want %d", d, v, ok, want)
+		}
+	}
+	if _, ok := w.VersionOf("sha256:00"); ok {
+		t.Error("a digest never served has a version")
 	}
 }
