@@ -182,10 +182,10 @@ func TestRegimeCellRuns(t *testing.T) {
 	if r.Merges == 0 || r.Samples == 0 || !(r.SimAlone > 0) || !(r.Optimum > 0) {
 		t.Fatalf("no merges, samples, simulated cell or optimum: %+v", r)
 	}
-	if cs, err := ParseRegimeCells("25:200:noisy:1s:5"); err != nil || !cs[0].Noisy || cs[0].LastModified || cs[0].Peers != 5 {
-		t.Errorf("a noisy cell parsed as %+v, %v", cs, err)
+	if cs, err := ParseRegimeCells("25:200:noisy:1s:5,5:50:lm:200ms:3:soft404"); err != nil || !cs[0].Noisy || cs[0].LastModified || cs[0].Peers != 5 || cs[0].Soft404 || !cs[1].Soft404 {
+		t.Errorf("a noisy cell and a soft-404 cell parsed as %+v, %v", cs, err)
 	}
-	for _, bad := range []string{"5:20:lm:20ms", "0:20:lm:1s:2", "5:20:maybe:1s:2", "5:20:lm:1s:1"} {
+	for _, bad := range []string{"5:20:lm:20ms", "0:20:lm:1s:2", "5:20:maybe:1s:2", "5:20:lm:1s:1", "5:20:lm:1s:2:maybe"} {
 		if _, err := ParseRegimeCells(bad); err == nil {
 			t.Errorf("cell %q parsed", bad)
 		}

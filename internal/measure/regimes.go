@@ -55,6 +55,11 @@ type RegimeCell struct {
 	Noisy bool
 	Delay time.Duration
 	Peers int
+	// Soft404: pages are deleted and created, a tenth of a host's pages
+	// each lone cycle either way, and a deleted page answers 200 with a
+	// "not found" page (testweb Soft404), which a crawler must learn is a
+	// deletion.
+	Soft404 bool
 }
 
 func (c RegimeCell) String() string {
@@ -67,7 +72,11 @@ func (c RegimeCell) String() string {
 	case !c.LastModified:
 		lm = "no LM"
 	}
-	return fmt.Sprintf("cycle/change %g, %d pages/host, %s, delay %v, %d peers", c.CycleRatio, c.Pages, lm, c.Delay, c.Peers)
+	churn := ""
+	if c.Soft404 {
+		churn = ", pages deleted as soft 404s"
+	}
+	return fmt.Sprintf("cycle/change %g, %d pages/host, %s, delay %v, %d peers%s", c.CycleRatio, c.Pages, lm, c.Delay, c.Peers, churn)
 }
 
 // cycle is the lone poller's time around one host.
@@ -160,6 +169,9 @@ type RegimeResult struct {
 	TruthInWindow                       float64
 	Samples                             int
 	Merges                              float64 // per peer
+	// DeadCoop and DeadAlone: of the pages deleted, the share each side
+	// holds as live, averaged over the window (Soft404 cells).
+	DeadCoop, DeadAlone float64
 	// The same cell in the simulator (sim.RegimeCell): its cooperating
 	// and lone crawlers' freshness.
 	SimCoop, SimAlone float64
@@ -199,6 +211,9 @@ func Regimes(ctx context.Context, cfg RegimeConfig) ([]RegimeResult, error) {
 		if cfg.Progress != nil {
 			fmt.Fprintf(cfg.Progress, "  freshness %.3f vs %.3f (%.2fx), load %.2fx (requests/s: %.1f a peer, %.1f a crawler, at most %.1f), measured %.3f [%.3f, %.3f] (truth then %.3f), sim %.2fx\n",
 				r.Coop, r.Alone, r.FreshRatio(), r.LoadRatio(), r.CoopRate, r.AloneRate, r.Allowed, r.Measured, r.MeasuredLow, r.MeasuredHigh, r.TruthInWindow, r.SimRatio())
+			if cell.Soft404 {
+				fmt.Fprintf(cfg.Progress, "  deleted pages held as live: %.3f by a peer, %.3f by a crawler\n", r.DeadCoop, r.DeadAlone)
+			}
 		}
 		out = append(out, r)
 	}
@@ -215,6 +230,7 @@ type regimeMember struct {
 	}
 	fresh   float64
 	samples int
+	dead    float64 // the share of deleted pages held live, summed over samples
 	polls   [2]int64
 	series  []truthAt // its true freshness, every second from the start
 }
@@ -250,6 +266,14 @@ func runRegime(ctx context.Context, cfg RegimeConfig, cell RegimeCell, seed uint
 	changeEvery := time.Duration(float64(cell.cycle()) / cell.CycleRatio)
 	wc := testweb.Config{Hosts: cfg.Hosts, PagesPerHost: cell.Pages, UpdateRate: 1 / changeEvery.Seconds(), CrossLinks: -1, Seed: seed,
 		ServedDigests: cell.Noisy}
+	if cell.Soft404 {
+		if len(wc.Kinds) == 0 {
+			wc.Kinds = []testweb.PageKind{testweb.Static} // Deletions need Kinds
+		}
+		wc.Deletions = []testweb.DeletionStyle{testweb.Soft404}
+		wc.CreateRate = float64(cell.Pages) / 10 / cell.cycle().Seconds()
+		wc.DeleteRate = wc.CreateRate
+	}
 	switch {
 	case cell.Noisy:
 		wc.Kinds = []testweb.PageKind{testweb.Dynamic}
@@ -372,12 +396,14 @@ func runRegime(ctx context.Context, cfg RegimeConfig, cell RegimeCell, seed uint
 		}
 		truth := w.Truth()
 		urls := sampleLive(truth, 2000, rng)
+		dead := sampleDead(truth, 2000, rng)
 		at := time.Since(begin)
 		for _, m := range members {
 			f := heldShare(m.store, truth, urls, w.VersionOf)
 			m.series = append(m.series, truthAt{at, f})
 			if !start.IsZero() {
 				m.fresh += f
+				m.dead += heldLive(m.store, dead)
 				m.samples++
 			}
 		}
@@ -389,8 +415,10 @@ func runRegime(ctx context.Context, cfg RegimeConfig, cell RegimeCell, seed uint
 		m.polls[1] = m.pollCount()
 		f := m.fresh / float64(max(m.samples, 1))
 		rate := float64(m.polls[1]-m.polls[0]) / el
+		dead := m.dead / float64(max(m.samples, 1))
 		if m.coop {
 			res.Coop += f
+			res.DeadCoop += dead
 			res.CoopRate += rate
 			st := m.peer.Status(false)
 			res.Measured += st.Freshness.Freshness
@@ -402,15 +430,16 @@ func runRegime(ctx context.Context, cfg RegimeConfig, cell RegimeCell, seed uint
 			nc++
 		} else {
 			res.Alone += f
+			res.DeadAlone += dead
 			res.AloneRate += rate
 			na++
 		}
 	}
-	res.Coop, res.CoopRate = res.Coop/nc, res.CoopRate/nc
+	res.Coop, res.CoopRate, res.DeadCoop = res.Coop/nc, res.CoopRate/nc, res.DeadCoop/nc
 	res.Measured, res.MeasuredLow, res.MeasuredHigh, res.Merges = res.Measured/nc, res.MeasuredLow/nc, res.MeasuredHigh/nc, res.Merges/nc
 	res.TruthInWindow /= nc
 	res.Samples = int(float64(res.Samples) / nc)
-	res.Alone, res.AloneRate = res.Alone/na, res.AloneRate/na
+	res.Alone, res.AloneRate, res.DeadAlone = res.Alone/na, res.AloneRate/na, res.DeadAlone/na
 	res.Allowed = float64(cfg.Hosts) / cell.Delay.Seconds()
 	// The optimum for the pages' realised change rate at the lone
 	// crawlers' request rate on them (they poll the home pages as often,
@@ -423,7 +452,7 @@ func runRegime(ctx context.Context, cfg RegimeConfig, cell RegimeCell, seed uint
 }
 
 // sampleLive picks up to n live pages of the truth at random, home pages
-// left out (they change only with creations and deletions, which the
+// left out (they change only with creations and deletions, which most
 // cells have none of: always fresh, they would flatter every crawler).
 func sampleLive(truth map[string]testweb.PageState, n int, rng *rand.Rand) []string {
 	var live []string
@@ -437,6 +466,35 @@ func sampleLive(truth map[string]testweb.PageState, n int, rng *rand.Rand) []str
 	}
 	rng.Shuffle(len(live), func(i, j int) { live[i], live[j] = live[j], live[i] })
 	return live[:n]
+}
+
+// sampleDead picks up to n deleted pages of the truth at random.
+func sampleDead(truth map[string]testweb.PageState, n int, rng *rand.Rand) []string {
+	var dead []string
+	for u, ps := range truth {
+		if !ps.Live {
+			dead = append(dead, u)
+		}
+	}
+	if len(dead) <= n {
+		return dead
+	}
+	rng.Shuffle(len(dead), func(i, j int) { dead[i], dead[j] = dead[j], dead[i] })
+	return dead[:n]
+}
+
+// heldLive is the share of urls (pages deleted) that the store holds as
+// live; 0 for none.
+func heldLive(st interface {
+	Get(string) (webevents.Event, bool, error)
+}, urls []string) float64 {
+	live := 0
+	for _, u := range urls {
+		if e, ok, err := st.Get(u); err == nil && ok && e.Stat != webevents.Delete {
+			live++
+		}
+	}
+	return float64(live) / float64(max(len(urls), 1))
 }
 
 // heldShare is the share of urls whose present version the store holds:
@@ -472,7 +530,7 @@ func PrintRegimes(out io.Writer, cfg RegimeConfig, rs []RegimeResult) {
 	cfg.defaults()
 	fmt.Fprintf(out, "regimes: %d hosts a web; cooperating `cocrawl run` peers against as many `cocrawl crawl` crawlers, all on defaults with the cell's --delay\n", cfg.Hosts)
 	tw := tabwriter.NewWriter(out, 2, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "cycle/change\tpages/host\tLM\tdelay\tpeers\tfresh coop\tfresh alone\tratio\tload ratio\talone/optimum\tmeasured [95%]\ttruth then\tmerges/peer\tsim ratio\t")
+	fmt.Fprintln(tw, "cycle/change\tpages/host\tLM\tdelay\tpeers\tfresh coop\tfresh alone\tratio\tload ratio\talone/optimum\tdead held live\tmeasured [95%]\ttruth then\tmerges/peer\tsim ratio\t")
 	for _, r := range rs {
 		c := r.Cell
 		lm := "yes"
@@ -488,22 +546,27 @@ func PrintRegimes(out io.Writer, cfg RegimeConfig, rs []RegimeResult) {
 		if r.SimDisagrees() {
 			flag = " *"
 		}
-		fmt.Fprintf(tw, "%g\t%d\t%s\t%v\t%d\t%.3f\t%.3f\t%.2f\t%.2f\t%.2f\t%.3f [%.2f, %.2f]\t%.3f\t%.0f\t%.2f%s\t\n", c.CycleRatio, c.Pages, lm, c.Delay, c.Peers,
-			r.Coop, r.Alone, r.FreshRatio(), r.LoadRatio(), r.OptimumShare(), r.Measured, r.MeasuredLow, r.MeasuredHigh, r.TruthInWindow, r.Merges, r.SimRatio(), flag)
+		dead := "-"
+		if c.Soft404 {
+			dead = fmt.Sprintf("%.2f, %.2f", r.DeadCoop, r.DeadAlone)
+		}
+		fmt.Fprintf(tw, "%g\t%d\t%s\t%v\t%d\t%.3f\t%.3f\t%.2f\t%.2f\t%.2f\t%s\t%.3f [%.2f, %.2f]\t%.3f\t%.0f\t%.2f%s\t\n", c.CycleRatio, c.Pages, lm, c.Delay, c.Peers,
+			r.Coop, r.Alone, r.FreshRatio(), r.LoadRatio(), r.OptimumShare(), dead, r.Measured, r.MeasuredLow, r.MeasuredHigh, r.TruthInWindow, r.Merges, r.SimRatio(), flag)
 	}
 	tw.Flush()
-	fmt.Fprintln(out, "sim ratio: the same cell in the simulator (sim.RegimeCell); * where it and the live ratio differ by more than 10%")
+	fmt.Fprintln(out, "dead held live: of the pages deleted (soft-404 cells), the share a peer and a crawler hold as live")
+	fmt.Fprintln(out, "sim ratio: the same cell in the simulator (sim.RegimeCell, which has no deletions); * where it and the live ratio differ by more than 10%")
 }
 
 // ParseRegimeCells reads cells as
-// "ratio:pages:lm|nolm|lmnow|noisy:delay:peers", comma-separated, as in
-// "5:50:lm:200ms:3,25:50:nolm:1s:2".
+// "ratio:pages:lm|nolm|lmnow|noisy:delay:peers[:soft404]", comma-separated,
+// as in "5:50:lm:200ms:3,25:50:nolm:1s:2:soft404".
 func ParseRegimeCells(s string) ([]RegimeCell, error) {
 	var cells []RegimeCell
 	for _, part := range strings.Split(s, ",") {
 		f := strings.Split(strings.TrimSpace(part), ":")
-		if len(f) != 5 {
-			return nil, fmt.Errorf("cell %q: want ratio:pages:lm|nolm|lmnow|noisy:delay:peers", part)
+		if len(f) != 5 && (len(f) != 6 || f[5] != "soft404") {
+			return nil, fmt.Errorf("cell %q: want ratio:pages:lm|nolm|lmnow|noisy:delay:peers[:soft404]", part)
 		}
 		var c RegimeCell
 		if _, err := fmt.Sscanf(f[0], "%g", &c.CycleRatio); err != nil || c.CycleRatio <= 0 {
@@ -531,6 +594,7 @@ func ParseRegimeCells(s string) ([]RegimeCell, error) {
 		if _, err := fmt.Sscanf(f[4], "%d", &c.Peers); err != nil || c.Peers < 2 {
 			return nil, fmt.Errorf("cell %q: peers %q (at least 2)", part, f[4])
 		}
+		c.Soft404 = len(f) == 6
 		cells = append(cells, c)
 	}
 	return cells, nil
