@@ -203,6 +203,10 @@ func (h *host) urlDue(now time.Time) bool {
 // parked.
 func (h *host) queued() int { return h.queue.Len() + h.first.Len() + h.spilled + h.parkedRevisits() }
 
+// planned is how many URLs the host's revisit budget is shared among:
+// queued ones less those its last fit found held back (heldBack).
+func (h *host) planned() int { return max(0, h.queued()-h.fit.held) }
+
 // revisitCount is how many URLs wait for a revisit, parked ones too.
 func (h *host) revisitCount() int { return h.queue.Len() + h.parkedRevisits() }
 

@@ -260,9 +260,11 @@ func TestRefitCountsParkedRevisits(t *testing.T) {
 	}
 	h := c.f.hosts["http://a.test"]
 	c.refit(h, now)
-	for _, st := range h.queue.items {
+	for _, st := range slices.Clone(h.queue.items) {
 		if lambda, ok := h.fit.prior.Estimate(st.Rate); ok {
+			// As a look would set them: the interval and the due time.
 			st.Interval = c.optimalInterval(h, lambda, revisit.Rate{}, 0)
+			c.f.setDue(st, now.Add(st.Interval))
 		}
 	}
 	mu, prior := h.fit.mu, h.fit.prior
