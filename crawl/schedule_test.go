@@ -275,20 +275,7 @@ func TestLoneCrawlerSpendsItsBudgetOnFastPages(t *testing.T) {
 	sf.Revisits = st.Table(webevents.TableRevisits)
 	c := startCrawler(t, cfg, st, sf)
 	time.Sleep(15 * time.Second) // every page looked at several times
-	allowed := func() float64 {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		b := 0.0
-		for h := range c.f.allHosts() {
-			b += c.budget(h)
-		}
-		return b
-	}
-	before, at := c.polls.Load(), time.Now()
-	time.Sleep(8 * time.Second)
-	sent := float64(c.polls.Load()-before) / time.Since(at).Seconds()
-	b := allowed()
-	t.Logf("sent %.1f requests/s of the %.1f politeness allows (%.2f)", sent, b, sent/b)
+	sent, b := sentOverAllowed(t, c, 8*time.Second)
 	if sent < 0.8*b {
 		t.Errorf("a lone crawler on fast pages sent %.1f requests/s of the %.1f it may (%.2f)", sent, b, sent/b)
 	}
@@ -308,21 +295,25 @@ func TestChurnDoesNotHoldTheBudget(t *testing.T) {
 	cfg.RevisitMax = 0 // the default: 30 days
 	c := startCrawler(t, cfg, webevents.NewMemStore(), &MemFrontier{})
 	time.Sleep(12 * time.Second) // every page looked at several times, dead ones linked again
-	allowed := func() float64 {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		b := 0.0
-		for h := range c.f.allHosts() {
-			b += c.budget(h)
-		}
-		return b
-	}
-	before, at := c.polls.Load(), time.Now()
-	time.Sleep(6 * time.Second)
-	sent := float64(c.polls.Load()-before) / time.Since(at).Seconds()
-	b := allowed()
-	t.Logf("sent %.1f requests/s of the %.1f politeness allows (%.2f); %+v", sent, b, sent/b, c.Stats().DeletedBy)
+	sent, b := sentOverAllowed(t, c, 6*time.Second)
+	t.Logf("deleted: %v", c.Stats().DeletedBy)
 	if sent < 0.88*b {
 		t.Errorf("with pages replaced, a lone crawler sent %.1f requests/s of the %.1f it may (%.2f)", sent, b, sent/b)
 	}
+}
+
+// sentOverAllowed is the requests per second c sends over d, and what
+// politeness allows its hosts at the end.
+func sentOverAllowed(t *testing.T, c *Crawler, d time.Duration) (sent, allowed float64) {
+	t.Helper()
+	before, at := c.polls.Load(), time.Now()
+	time.Sleep(d)
+	sent = float64(c.polls.Load()-before) / time.Since(at).Seconds()
+	c.mu.Lock()
+	for h := range c.f.allHosts() {
+		allowed += c.budget(h)
+	}
+	c.mu.Unlock()
+	t.Logf("sent %.1f requests/s of the %.1f politeness allows (%.2f)", sent, allowed, sent/allowed)
+	return sent, allowed
 }
