@@ -419,18 +419,15 @@ func (c *Crawler) refit(h *host, now time.Time) {
 	// but no more than an even share of the budget: that is all a queue
 	// served in due order gives it when the host is saturated.
 	h.fit.held = 0
+	var prior revisit.PriorFit
 	for st := range h.revisits() {
 		if c.heldBack(h, st, now) {
 			h.fit.held++
-		}
-	}
-	share := avail / float64(max(1, h.planned()))
-	var prior revisit.PriorFit
-	for st := range h.revisits() {
-		if !c.heldBack(h, st, now) {
+		} else {
 			prior.Add(st.Rate)
 		}
 	}
+	share := avail / float64(max(1, h.planned()))
 	if pk := h.parkFit; pk != nil {
 		// Parked URLs count by their sums (parking.go), and spend what
 		// their intervals say: the fit plans the URLs in memory, whose

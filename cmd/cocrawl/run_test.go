@@ -201,9 +201,15 @@ func TestRunThreePeers(t *testing.T) {
 			if !strings.Contains(string(body), want) {
 				t.Fatalf("%s%s lacks %q", addr, path, want)
 			}
-			// Measured freshness beside the model's (issue 28).
-			if also := map[string]string{"/metrics": `cocrawl_freshness_samples_total{outcome="verdict"}`, "/api/status": `"freshness": {`}[path]; also != "" && !strings.Contains(string(body), also) {
-				t.Fatalf("%s%s lacks %q", addr, path, also)
+			// Measured freshness beside the model's (issue 28); hosts
+			// distrusted for their validators, revisits brought forward.
+			for _, also := range map[string][]string{
+				"/metrics":    {`cocrawl_freshness_samples_total{outcome="verdict"}`, `cocrawl_hosts_distrusted{validator="last_modified"}`, "cocrawl_revisits_advanced_total"},
+				"/api/status": {`"freshness": {`, `"hosts_distrusted": {`, `"revisits_advanced"`},
+			}[path] {
+				if !strings.Contains(string(body), also) {
+					t.Fatalf("%s%s lacks %q", addr, path, also)
+				}
 			}
 		}
 	}
