@@ -399,7 +399,7 @@ func wilson(p, nf float64) (lo, hi float64) {
 // (Whether cooperation pays there is what the sweep reports, beside the
 // live peers'.)
 func TestRegimeCell(t *testing.T) {
-	coop, alone, err := RegimeCell(context.Background(), 200, 3, 5, 1)
+	coop, alone, err := RegimeCell(context.Background(), 200, 3, 5, 0, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -411,7 +411,7 @@ func TestRegimeCell(t *testing.T) {
 	if !(coop > 0 && coop <= 1) {
 		t.Errorf("cooperating crawlers' freshness %.3f", coop)
 	}
-	if _, _, err := RegimeCell(context.Background(), 0, 3, 5, 1); err == nil {
+	if _, _, err := RegimeCell(context.Background(), 0, 3, 5, 0, 1); err == nil {
 		t.Error("a cell of no objects ran")
 	}
 }

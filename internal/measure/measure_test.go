@@ -3,6 +3,7 @@ package measure
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cocrawl/cocrawl/crawl"
+	"github.com/cocrawl/cocrawl/crawl/revisit"
 )
 
 // writeHubSite writes a site where breadth-first finds the hot pages last:
@@ -182,12 +184,35 @@ func TestRegimeCellRuns(t *testing.T) {
 	if r.Merges == 0 || r.Samples == 0 || !(r.SimAlone > 0) || !(r.Optimum > 0) {
 		t.Fatalf("no merges, samples, simulated cell or optimum: %+v", r)
 	}
-	if cs, err := ParseRegimeCells("25:200:noisy:1s:5,5:50:lm:200ms:3:soft404"); err != nil || !cs[0].Noisy || cs[0].LastModified || cs[0].Peers != 5 || cs[0].Soft404 || !cs[1].Soft404 {
-		t.Errorf("a noisy cell and a soft-404 cell parsed as %+v, %v", cs, err)
+	if cs, err := ParseRegimeCells("25:200:noisy:1s:5,5:50:lm:200ms:3:soft404,5:50:nolm:1s:2:spread3:soft404"); err != nil || !cs[0].Noisy || cs[0].LastModified || cs[0].Peers != 5 || cs[0].Soft404 || !cs[1].Soft404 || cs[1].RateSpread != 0 || !cs[2].Soft404 || cs[2].RateSpread != 3 {
+		t.Errorf("a noisy cell, a soft-404 cell and a spread one parsed as %+v, %v", cs, err)
 	}
-	for _, bad := range []string{"5:20:lm:20ms", "0:20:lm:1s:2", "5:20:maybe:1s:2", "5:20:lm:1s:1", "5:20:lm:1s:2:maybe"} {
+	for _, bad := range []string{"5:20:lm:20ms", "0:20:lm:1s:2", "5:20:maybe:1s:2", "5:20:lm:1s:1", "5:20:lm:1s:2:maybe", "5:20:lm:1s:2:soft404:soft404", "5:20:lm:1s:2:spread0", "5:20:lm:1s:2:spread9", "5:20:lm:1s:2:spreadx", "5:20:lm:1s:2:spread2:spread3"} {
 		if _, err := ParseRegimeCells(bad); err == nil {
 			t.Errorf("cell %q parsed", bad)
 		}
+	}
+}
+
+// The optimum of a spread cell is Cho and Garcia-Molina's split of each
+// host's budget: uniform revisits where the rates are alike, better where
+// they spread; and a spread keeps the cell's mean rate.
+func TestSpreadOptimum(t *testing.T) {
+	alike := map[string]float64{"http://a/": 9, "http://a/p/0.html": 0.1, "http://a/p/1.html": 0.1, "http://b/p/0.html": 0.1}
+	if o, u := spreadOptimum(alike, 0.05); math.Abs(o-u) > 1e-6 || math.Abs(u-revisit.Freshness(0.1, 0.05)) > 1e-12 {
+		t.Errorf("rates alike: optimum %g, uniform %g, want both %g", o, u, revisit.Freshness(0.1, 0.05))
+	}
+	spread := map[string]float64{"http://a/p/0.html": 0.01, "http://a/p/1.html": 0.1, "http://a/p/2.html": 10, "http://b/p/0.html": 1}
+	o, u := spreadOptimum(spread, 0.2)
+	if !(o > u*1.02) || o > 1 {
+		t.Errorf("rates spread: optimum %g against uniform %g", o, u)
+	}
+	c := RegimeCell{CycleRatio: 5, Pages: 50, Delay: 200 * time.Millisecond, RateSpread: 3}
+	sum, n := 0.0, 100000
+	for i := range n {
+		sum += c.centreRate() * math.Pow(10, c.RateSpread*((float64(i)+0.5)/float64(n)-0.5))
+	}
+	if got := sum / float64(n); math.Abs(got/c.meanRate()-1) > 1e-3 {
+		t.Errorf("spread 3 around %g: mean rate %g, want %g", c.centreRate(), got, c.meanRate())
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -35,7 +36,9 @@ import (
 //   - freshness ratio: the peers' mean freshness over the crawlers';
 //   - load ratio: the peers' requests per peer over the crawlers';
 //   - the lone crawler's share of the revisit optimum for the request rate
-//     it reached (pages change alike, so the optimum is uniform revisits);
+//     it reached (uniform revisits where pages change alike; Cho and
+//     Garcia-Molina's frequencies for the pages' true rates where their
+//     rates spread);
 //   - the peers' self-measured freshness against the truth.
 
 // RegimeCell is one cell of the sweep.
@@ -60,6 +63,11 @@ type RegimeCell struct {
 	// "not found" page (testweb Soft404), which a crawler must learn is a
 	// deletion.
 	Soft404 bool
+	// RateSpread spreads the pages' change rates log-uniformly over this
+	// many orders of magnitude, with the mean CycleRatio gives (testweb
+	// RateSpread around its geometric centre): the web a revisit policy
+	// by change rate is for. 0: every page changes alike.
+	RateSpread float64
 }
 
 func (c RegimeCell) String() string {
@@ -76,7 +84,24 @@ func (c RegimeCell) String() string {
 	if c.Soft404 {
 		churn = ", pages deleted as soft 404s"
 	}
+	if c.RateSpread > 0 {
+		churn += fmt.Sprintf(", rates spread over %g orders of magnitude", c.RateSpread)
+	}
 	return fmt.Sprintf("cycle/change %g, %d pages/host, %s, delay %v, %d peers%s", c.CycleRatio, c.Pages, lm, c.Delay, c.Peers, churn)
+}
+
+// meanRate is a page's mean change rate: CycleRatio changes a lone cycle.
+func (c RegimeCell) meanRate() float64 { return c.CycleRatio / c.cycle().Seconds() }
+
+// centreRate is the geometric centre of the pages' change rates, which
+// testweb spreads them around: the mean of 10^(s·(u−½)) over u uniform is
+// (10^(s/2) − 10^(−s/2)) / (s·ln 10), so the mean stays meanRate.
+func (c RegimeCell) centreRate() float64 {
+	s := c.RateSpread
+	if s <= 0 {
+		return c.meanRate()
+	}
+	return c.meanRate() * s * math.Ln10 / (math.Pow(10, s/2) - math.Pow(10, -s/2))
 }
 
 // cycle is the lone poller's time around one host.
@@ -159,9 +184,11 @@ type RegimeResult struct {
 	// what politeness allows each: one request per host per delay (the
 	// download time takes a little off it).
 	CoopRate, AloneRate, Allowed float64
-	// Optimum is the freshness of uniform revisits (the optimum for pages
-	// that change alike) at the crawlers' request rate per page.
-	Optimum float64
+	// Optimum is the best freshness the crawlers' request rate per page
+	// buys: uniform revisits where pages change alike, else Cho and
+	// Garcia-Molina's frequencies for each host's true rates. Uniform is
+	// uniform revisits' freshness at that rate on the same rates.
+	Optimum, Uniform float64
 	// The peers' own measurement of their freshness at the end (mean of
 	// the peers, and of their intervals), against the truth averaged over
 	// the time each peer's samples span.
@@ -196,6 +223,10 @@ func (r RegimeResult) LoadRatio() float64 { return r.CoopRate / max(r.AloneRate,
 // request rate.
 func (r RegimeResult) OptimumShare() float64 { return r.Alone / max(r.Optimum, 1e-9) }
 
+// UniformShare is the lone crawlers' freshness over uniform revisits' at
+// their request rate.
+func (r RegimeResult) UniformShare() float64 { return r.Alone / max(r.Uniform, 1e-9) }
+
 // Regimes runs every cell in turn.
 func Regimes(ctx context.Context, cfg RegimeConfig) ([]RegimeResult, error) {
 	cfg.defaults()
@@ -214,6 +245,7 @@ func Regimes(ctx context.Context, cfg RegimeConfig) ([]RegimeResult, error) {
 			if cell.Soft404 {
 				fmt.Fprintf(cfg.Progress, "  deleted pages held as live: %.3f by a peer, %.3f by a crawler\n", r.DeadCoop, r.DeadAlone)
 			}
+			fmt.Fprintf(cfg.Progress, "  a crawler: %.3f of the optimum (%.3f), %.3f of uniform revisits (%.3f)\n", r.OptimumShare(), r.Optimum, r.UniformShare(), r.Uniform)
 		}
 		out = append(out, r)
 	}
@@ -266,6 +298,9 @@ func runRegime(ctx context.Context, cfg RegimeConfig, cell RegimeCell, seed uint
 	changeEvery := time.Duration(float64(cell.cycle()) / cell.CycleRatio)
 	wc := testweb.Config{Hosts: cfg.Hosts, PagesPerHost: cell.Pages, UpdateRate: 1 / changeEvery.Seconds(), CrossLinks: -1, Seed: seed,
 		ServedDigests: cell.Noisy}
+	if cell.RateSpread > 0 {
+		wc.UpdateRate, wc.RateSpread = cell.centreRate(), cell.RateSpread
+	}
 	if cell.Soft404 {
 		if len(wc.Kinds) == 0 {
 			wc.Kinds = []testweb.PageKind{testweb.Static} // Deletions need Kinds
@@ -441,14 +476,51 @@ func runRegime(ctx context.Context, cfg RegimeConfig, cell RegimeCell, seed uint
 	res.Samples = int(float64(res.Samples) / nc)
 	res.Alone, res.AloneRate, res.DeadAlone = res.Alone/na, res.AloneRate/na, res.DeadAlone/na
 	res.Allowed = float64(cfg.Hosts) / cell.Delay.Seconds()
-	// The optimum for the pages' realised change rate at the lone
-	// crawlers' request rate on them (they poll the home pages as often,
-	// which never change here).
+	// The optimum for the pages' change rates at the lone crawlers'
+	// request rate on them (they poll the home pages as often, which
+	// never change here): where pages change alike, uniform revisits at
+	// their realised rate; else each host's budget split by Cho and
+	// Garcia-Molina over its pages' true rates.
 	pages := float64(cfg.Hosts * cell.Pages)
-	lambda := float64(w.Stats().Updates-updates) / pages / el
-	res.Optimum = revisit.Freshness(lambda, res.AloneRate*float64(cell.Pages)/float64(cell.Pages+1)/pages)
-	res.SimCoop, res.SimAlone, err = sim.RegimeCell(ctx, cfg.Hosts*cell.Pages, cell.Peers, cell.CycleRatio, seed)
+	perPage := res.AloneRate * float64(cell.Pages) / float64(cell.Pages+1) / pages
+	if cell.RateSpread > 0 {
+		res.Optimum, res.Uniform = spreadOptimum(w.Rates(), perPage)
+	} else {
+		lambda := float64(w.Stats().Updates-updates) / pages / el
+		res.Optimum = revisit.Freshness(lambda, perPage)
+		res.Uniform = res.Optimum
+	}
+	res.SimCoop, res.SimAlone, err = sim.RegimeCell(ctx, cfg.Hosts*cell.Pages, cell.Peers, cell.CycleRatio, cell.RateSpread, seed)
 	return res, err
+}
+
+// spreadOptimum is the mean freshness of the optimal revisit frequencies
+// and of uniform ones at perPage visits a second a page, each host's
+// budget split over its own pages (politeness binds per host), for the
+// pages' true rates by URL; home pages are left out, as the samples leave
+// them out.
+func spreadOptimum(rates map[string]float64, perPage float64) (optimum, uniform float64) {
+	byHost := map[string][]float64{}
+	for u, l := range rates {
+		if strings.HasSuffix(u, "/") {
+			continue
+		}
+		pu, err := url.Parse(u)
+		if err != nil {
+			continue
+		}
+		byHost[pu.Host] = append(byHost[pu.Host], l)
+	}
+	n := 0
+	for _, ls := range byHost {
+		_, f := revisit.OptimalFrequencies(ls, perPage*float64(len(ls)))
+		optimum += f * float64(len(ls))
+		for _, l := range ls {
+			uniform += revisit.Freshness(l, perPage)
+		}
+		n += len(ls)
+	}
+	return optimum / float64(max(n, 1)), uniform / float64(max(n, 1))
 }
 
 // sampleLive picks up to n live pages of the truth at random, home pages
@@ -530,7 +602,7 @@ func PrintRegimes(out io.Writer, cfg RegimeConfig, rs []RegimeResult) {
 	cfg.defaults()
 	fmt.Fprintf(out, "regimes: %d hosts a web; cooperating `cocrawl run` peers against as many `cocrawl crawl` crawlers, all on defaults with the cell's --delay\n", cfg.Hosts)
 	tw := tabwriter.NewWriter(out, 2, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "cycle/change\tpages/host\tLM\tdelay\tpeers\tfresh coop\tfresh alone\tratio\tload ratio\talone/optimum\tdead held live\tmeasured [95%]\ttruth then\tmerges/peer\tsim ratio\t")
+	fmt.Fprintln(tw, "cycle/change\tpages/host\tLM\tdelay\tpeers\tfresh coop\tfresh alone\tratio\tload ratio\talone/optimum\talone/uniform\tdead held live\tmeasured [95%]\ttruth then\tmerges/peer\tsim ratio\t")
 	for _, r := range rs {
 		c := r.Cell
 		lm := "yes"
@@ -550,8 +622,12 @@ func PrintRegimes(out io.Writer, cfg RegimeConfig, rs []RegimeResult) {
 		if c.Soft404 {
 			dead = fmt.Sprintf("%.2f, %.2f", r.DeadCoop, r.DeadAlone)
 		}
-		fmt.Fprintf(tw, "%g\t%d\t%s\t%v\t%d\t%.3f\t%.3f\t%.2f\t%.2f\t%.2f\t%s\t%.3f [%.2f, %.2f]\t%.3f\t%.0f\t%.2f%s\t\n", c.CycleRatio, c.Pages, lm, c.Delay, c.Peers,
-			r.Coop, r.Alone, r.FreshRatio(), r.LoadRatio(), r.OptimumShare(), dead, r.Measured, r.MeasuredLow, r.MeasuredHigh, r.TruthInWindow, r.Merges, r.SimRatio(), flag)
+		ratio := fmt.Sprintf("%g", c.CycleRatio)
+		if c.RateSpread > 0 {
+			ratio += fmt.Sprintf(" (spread %g)", c.RateSpread)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%v\t%d\t%.3f\t%.3f\t%.2f\t%.2f\t%.2f\t%.2f\t%s\t%.3f [%.2f, %.2f]\t%.3f\t%.0f\t%.2f%s\t\n", ratio, c.Pages, lm, c.Delay, c.Peers,
+			r.Coop, r.Alone, r.FreshRatio(), r.LoadRatio(), r.OptimumShare(), r.UniformShare(), dead, r.Measured, r.MeasuredLow, r.MeasuredHigh, r.TruthInWindow, r.Merges, r.SimRatio(), flag)
 	}
 	tw.Flush()
 	fmt.Fprintln(out, "dead held live: of the pages deleted (soft-404 cells), the share a peer and a crawler hold as live")
@@ -559,14 +635,14 @@ func PrintRegimes(out io.Writer, cfg RegimeConfig, rs []RegimeResult) {
 }
 
 // ParseRegimeCells reads cells as
-// "ratio:pages:lm|nolm|lmnow|noisy:delay:peers[:soft404]", comma-separated,
-// as in "5:50:lm:200ms:3,25:50:nolm:1s:2:soft404".
+// "ratio:pages:lm|nolm|lmnow|noisy:delay:peers[:soft404][:spreadN]",
+// comma-separated, as in "5:50:lm:200ms:3,25:50:nolm:1s:2:soft404:spread3".
 func ParseRegimeCells(s string) ([]RegimeCell, error) {
 	var cells []RegimeCell
 	for _, part := range strings.Split(s, ",") {
 		f := strings.Split(strings.TrimSpace(part), ":")
-		if len(f) != 5 && (len(f) != 6 || f[5] != "soft404") {
-			return nil, fmt.Errorf("cell %q: want ratio:pages:lm|nolm|lmnow|noisy:delay:peers[:soft404]", part)
+		if len(f) < 5 || len(f) > 7 {
+			return nil, fmt.Errorf("cell %q: want ratio:pages:lm|nolm|lmnow|noisy:delay:peers[:soft404][:spreadN]", part)
 		}
 		var c RegimeCell
 		if _, err := fmt.Sscanf(f[0], "%g", &c.CycleRatio); err != nil || c.CycleRatio <= 0 {
@@ -594,7 +670,18 @@ func ParseRegimeCells(s string) ([]RegimeCell, error) {
 		if _, err := fmt.Sscanf(f[4], "%d", &c.Peers); err != nil || c.Peers < 2 {
 			return nil, fmt.Errorf("cell %q: peers %q (at least 2)", part, f[4])
 		}
-		c.Soft404 = len(f) == 6
+		for _, opt := range f[5:] {
+			switch {
+			case opt == "soft404" && !c.Soft404:
+				c.Soft404 = true
+			case strings.HasPrefix(opt, "spread") && c.RateSpread == 0:
+				if _, err := fmt.Sscanf(opt[len("spread"):], "%g", &c.RateSpread); err != nil || !(c.RateSpread > 0 && c.RateSpread <= 6) {
+					return nil, fmt.Errorf("cell %q: %q: a spread of more than 0 and at most 6 orders of magnitude", part, opt)
+				}
+			default:
+				return nil, fmt.Errorf("cell %q: %q is not soft404 or spreadN (once each)", part, opt)
+			}
+		}
 		cells = append(cells, c)
 	}
 	return cells, nil
