@@ -3,6 +3,7 @@ package crawl
 import (
 	"errors"
 	"fmt"
+	"math"
 	"log/slog"
 	"time"
 
@@ -79,10 +80,11 @@ type Config struct {
 	NoSitemaps   bool
 	SitemapEvery time.Duration
 	// RequestRate is what the caller lets the crawler send in all,
-	// requests per second (a peer's request budget, which its merges share):
-	// revisits are planned within it. The crawler does not enforce it; the
-	// caller does, by when it calls Poll. 0: the crawler learns what its
-	// workers let it send (schedule.go).
+	// requests per second (`cocrawl crawl --budget`; a peer's request
+	// budget, which its merges share): revisits are planned within it.
+	// Run's workers keep to it; a caller that calls Poll itself keeps to
+	// it by when it calls. 0: the crawler learns what its workers let it
+	// send (schedule.go).
 	RequestRate float64
 
 	// Spread gives the crawler its own order: every revisit is put off by
@@ -187,6 +189,9 @@ func (c *Config) defaults() error {
 	}
 	if c.Workers <= 0 {
 		c.Workers = 8
+	}
+	if c.RequestRate < 0 || math.IsNaN(c.RequestRate) || math.IsInf(c.RequestRate, 0) {
+		return fmt.Errorf("crawl: request rate %g is not a rate (0 for none)", c.RequestRate)
 	}
 	if c.DelayFactor <= 0 {
 		c.DelayFactor = 2

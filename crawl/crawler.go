@@ -14,6 +14,7 @@ import (
 
 	"github.com/cocrawl/cocrawl/crawl/fingerprint"
 	"github.com/cocrawl/cocrawl/webevents"
+	"golang.org/x/time/rate"
 )
 
 // Stats counts what a crawler did. Read it with Crawler.Stats.
@@ -43,6 +44,7 @@ type Crawler struct {
 	store   Store
 	fstore  FrontierStore
 	fetcher *Fetcher
+	limiter *rate.Limiter // Config.RequestRate, kept by Run's workers; nil: none
 	include []*regexp.Regexp
 	exclude []*regexp.Regexp
 	scope   map[string]bool // hosts or registrable domains of the seeds
@@ -103,6 +105,9 @@ func New(cfg Config, store Store, fs FrontierStore) (*Crawler, error) {
 	// With a spread order, backlink counts order first visits in classes
 	// (powers of two), inside which each crawler's spread order decides.
 	c.f.firstLess = firstVisitOrder(cfg.FirstVisits, cfg.Spread > 0)
+	if cfg.RequestRate > 0 {
+		c.limiter = rate.NewLimiter(rate.Limit(cfg.RequestRate), 1)
+	}
 	c.f.explore = cfg.Explore
 	c.f.sitemaps = !cfg.NoSitemaps
 	c.f.grace = cfg.Spread/4 + time.Second
@@ -453,6 +458,11 @@ type PollResult struct {
 
 func (c *Crawler) worker(ctx context.Context) {
 	for {
+		// A token a worker takes and then finds nothing due for is lost:
+		// only while nothing is due, when the budget does not bind.
+		if c.limiter != nil && c.limiter.Wait(ctx) != nil {
+			return
+		}
 		_, ok, wait := c.Poll(ctx)
 		if ctx.Err() != nil {
 			return

@@ -317,3 +317,44 @@ func sentOverAllowed(t *testing.T, c *Crawler, d time.Duration) (sent, allowed f
 	t.Logf("sent %.1f requests/s of the %.1f politeness allows (%.2f)", sent, allowed, sent/allowed)
 	return sent, allowed
 }
+
+// A crawler given a request rate (cocrawl crawl --budget) never sends
+// more across its hosts, where politeness alone would let it send ten
+// times as much, and the revisits its crawler-wide fit plans within the
+// rate spend it.
+func TestRequestRateCapsTheCrawler(t *testing.T) {
+	w := runWeb(t, testweb.Config{Hosts: 6, PagesPerHost: 30, UpdateRate: 2, CrossLinks: -1, Seed: 12})
+	cfg := testConfig(w)
+	cfg.MinDelay = 20 * time.Millisecond // 300 requests a second over 6 hosts
+	cfg.RequestRate = 30
+	c := startCrawler(t, cfg, webevents.NewMemStore(), &MemFrontier{})
+	c.mu.Lock()
+	c.fitEvery = time.Second
+	c.mu.Unlock()
+	time.Sleep(3 * time.Second)
+	from := time.Now()
+	time.Sleep(4 * time.Second)
+	to := time.Now()
+	n := 0
+	for _, h := range w.Hosts() {
+		for _, r := range h.Log() {
+			if !r.Start.Before(from) && r.Start.Before(to) {
+				n++
+			}
+		}
+	}
+	rate := float64(n) / to.Sub(from).Seconds()
+	c.mu.Lock()
+	mu := c.global.mu
+	c.mu.Unlock()
+	t.Logf("%d requests in %v: %.1f a second of the 30 given; crawler-wide mu %g", n, to.Sub(from), rate, mu)
+	if float64(n) > 30*to.Sub(from).Seconds()+2 {
+		t.Errorf("sent %.1f requests a second, over the 30 given", rate)
+	}
+	if rate < 0.7*30 {
+		t.Errorf("sent %.1f requests a second of the 30 given, on pages that change twice a second", rate)
+	}
+	if !(mu > 0) {
+		t.Errorf("the crawler-wide fit does not bind at a request rate a tenth of what politeness allows (mu %g)", mu)
+	}
+}

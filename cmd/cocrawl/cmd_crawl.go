@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"sort"
 	"strings"
 	"time"
@@ -19,13 +20,14 @@ type crawlOptions struct {
 	data, cid    string
 	duration     time.Duration
 	every        time.Duration
+	budget       float64
 	allowPrivate bool
 	crawl        *crawlFlagSet
 	settings     crawlSettings // set by check
 }
 
 func newCrawlFlags() (*flag.FlagSet, *crawlOptions) {
-	fs := newFlags("crawl", "crawl --seed URL... --data DIR [--duration D] [--allow-private] [crawl settings]")
+	fs := newFlags("crawl", "crawl --seed URL... --data DIR [--duration D] [--budget R] [--allow-private] [crawl settings]")
 	o := &crawlOptions{}
 	fs.Var(&o.seeds, "seed", "URL to start from (repeatable)")
 	fs.StringVar(&o.data, "data", "./cocrawl-data", "data folder: the store and the frontier")
@@ -33,6 +35,7 @@ func newCrawlFlags() (*flag.FlagSet, *crawlOptions) {
 	fs.BoolVar(&o.allowPrivate, "allow-private", false, "allow loopback and private addresses (tests, LANs)")
 	fs.StringVar(&o.cid, "cid", "", "crawler id written in events, \"host:port Moniker\"; default HOSTNAME:0 and the User-Agent's product")
 	fs.DurationVar(&o.every, "progress", 5*time.Second, "how often to print a progress line")
+	fs.Float64Var(&o.budget, "budget", 0, "most requests a second the crawler sends, across hosts; revisits are planned within it (0: no limit but politeness and --workers)")
 	o.crawl = addCrawlFlags(fs)
 	return fs, o
 }
@@ -41,6 +44,9 @@ func (o *crawlOptions) check() error {
 	var err error
 	if o.settings, err = o.crawl.settings(); err != nil {
 		return err
+	}
+	if o.budget < 0 || math.IsNaN(o.budget) || math.IsInf(o.budget, 0) {
+		return usagef("--budget must be a rate of at least 0")
 	}
 	if err := checkSeeds(o.seeds); err != nil {
 		return err
@@ -75,6 +81,7 @@ func runCrawl(ctx context.Context, o *crawlOptions, out io.Writer) error {
 	defer st.Close()
 	cfg := o.settings.crawlConfig(o.seeds, o.cid, o.allowPrivate)
 	cfg.Logger = logger()
+	cfg.RequestRate = o.budget
 	o.settings.keepHeapHeadroom(ctx)
 	arch, err := o.settings.openArchive()
 	if err != nil {

@@ -104,11 +104,12 @@ func measureMediaWiki(ctx context.Context, args []string, out io.Writer) error {
 func measureRegimes(ctx context.Context, args []string, out io.Writer) error {
 	fs := newFlags("measure regimes", "measure regimes [--cells LIST] [--hosts N] [--warmup-cycles N] [--measure-cycles N] [--no-split] [--seed N]\n\n"+
 		"Cooperating `cocrawl run` peers against as many `cocrawl crawl` crawlers, all on their defaults, cell by cell.\n"+
-		"A cell is ratio:pages:lm|nolm|lmnow|noisy:delay:peers[:soft404][:spreadN]: the lone poller's cycle over a\n"+
+		"A cell is ratio:pages:lm|nolm|lmnow|noisy:delay:peers[:soft404][:spreadN][:budgetR]: the lone poller's cycle over a\n"+
 		"host (pages x delay) over a page's mean change interval, pages per host, Last-Modified (or none, or the\n"+
 		"response's time, or none with template noise in every response), the politeness delay, the peers, and\n"+
 		"optionally pages deleted and created (a tenth of a host's pages each lone cycle), deleted ones answered\n"+
-		"as soft 404s, and change rates spread log-uniformly over N orders of magnitude (the same mean).")
+		"as soft 404s, change rates spread log-uniformly over N orders of magnitude (the same mean), and a budget of\n"+
+		"R requests/s for every peer (--budget, polls and merges) and crawler (--budget) below what politeness allows.")
 	var c measure.RegimeConfig
 	cells := fs.String("cells", "", "cells, comma-separated, as 5:50:lm:200ms:3 (default: the grid of docs/performance.md)")
 	fs.IntVar(&c.Hosts, "hosts", 4, "hosts of each cell's web")

@@ -184,10 +184,10 @@ func TestRegimeCellRuns(t *testing.T) {
 	if r.Merges == 0 || r.Samples == 0 || !(r.SimAlone > 0) || !(r.Optimum > 0) {
 		t.Fatalf("no merges, samples, simulated cell or optimum: %+v", r)
 	}
-	if cs, err := ParseRegimeCells("25:200:noisy:1s:5,5:50:lm:200ms:3:soft404,5:50:nolm:1s:2:spread3:soft404"); err != nil || !cs[0].Noisy || cs[0].LastModified || cs[0].Peers != 5 || cs[0].Soft404 || !cs[1].Soft404 || cs[1].RateSpread != 0 || !cs[2].Soft404 || cs[2].RateSpread != 3 {
+	if cs, err := ParseRegimeCells("25:200:noisy:1s:5,5:50:lm:200ms:3:soft404,5:50:nolm:1s:2:spread3:soft404:budget12.5"); err != nil || !cs[0].Noisy || cs[0].LastModified || cs[0].Peers != 5 || cs[0].Soft404 || !cs[1].Soft404 || cs[1].RateSpread != 0 || !cs[2].Soft404 || cs[2].RateSpread != 3 || cs[1].Budget != 0 || cs[2].Budget != 12.5 {
 		t.Errorf("a noisy cell, a soft-404 cell and a spread one parsed as %+v, %v", cs, err)
 	}
-	for _, bad := range []string{"5:20:lm:20ms", "0:20:lm:1s:2", "5:20:maybe:1s:2", "5:20:lm:1s:1", "5:20:lm:1s:2:maybe", "5:20:lm:1s:2:soft404:soft404", "5:20:lm:1s:2:spread0", "5:20:lm:1s:2:spread9", "5:20:lm:1s:2:spreadx", "5:20:lm:1s:2:spread2:spread3"} {
+	for _, bad := range []string{"5:20:lm:20ms", "0:20:lm:1s:2", "5:20:maybe:1s:2", "5:20:lm:1s:1", "5:20:lm:1s:2:maybe", "5:20:lm:1s:2:soft404:soft404", "5:20:lm:1s:2:spread0", "5:20:lm:1s:2:spread9", "5:20:lm:1s:2:spreadx", "5:20:lm:1s:2:spread2:spread3", "5:20:lm:1s:2:budget0", "5:20:lm:1s:2:budget-1", "5:20:lm:1s:2:budget5:budget6"} {
 		if _, err := ParseRegimeCells(bad); err == nil {
 			t.Errorf("cell %q parsed", bad)
 		}

@@ -68,6 +68,11 @@ type RegimeCell struct {
 	// RateSpread around its geometric centre): the web a revisit policy
 	// by change rate is for. 0: every page changes alike.
 	RateSpread float64
+	// Budget is every member's request rate in all (a peer's --budget,
+	// its polls and merges; a crawler's --budget), below what politeness
+	// allows over the hosts: the regime of a crawler whose own bandwidth,
+	// not the sites, binds. 0: none.
+	Budget float64
 }
 
 func (c RegimeCell) String() string {
@@ -86,6 +91,9 @@ func (c RegimeCell) String() string {
 	}
 	if c.RateSpread > 0 {
 		churn += fmt.Sprintf(", rates spread over %g orders of magnitude", c.RateSpread)
+	}
+	if c.Budget > 0 {
+		churn += fmt.Sprintf(", a budget of %g requests/s", c.Budget)
 	}
 	return fmt.Sprintf("cycle/change %g, %d pages/host, %s, delay %v, %d peers%s", c.CycleRatio, c.Pages, lm, c.Delay, c.Peers, churn)
 }
@@ -368,7 +376,7 @@ func runRegime(ctx context.Context, cfg RegimeConfig, cell RegimeCell, seed uint
 			Crawl: crawl.Config{Seeds: w.Seeds(), MinDelay: cell.Delay, DelaySet: true,
 				Fetch: crawl.FetchConfig{AllowPrivate: true, Timeout: 10 * time.Second}},
 			Controller: beh.Controller, Mode: beh.Name, Share: beh.Share, Peers: others, AllowPrivate: true, Logger: quiet,
-			NoSplit: cfg.NoSplit,
+			NoSplit: cfg.NoSplit, RequestsPerSecond: cell.Budget,
 		}, peer.StoresIn(st))
 		if err != nil {
 			return res, err
@@ -391,7 +399,7 @@ func runRegime(ctx context.Context, cfg RegimeConfig, cell RegimeCell, seed uint
 		defer st.Close()
 		defer stop()
 		c, err := crawl.New(crawl.Config{Seeds: w.Seeds(), CID: fmt.Sprintf("alone-%d.test:0 cocrawl", i),
-			MinDelay: cell.Delay, DelaySet: true, Logger: quiet,
+			MinDelay: cell.Delay, DelaySet: true, Logger: quiet, RequestRate: cell.Budget,
 			Fetch: crawl.FetchConfig{AllowPrivate: true, Timeout: 10 * time.Second}}, st, peer.StoresIn(st).Frontier)
 		if err != nil {
 			return res, err
@@ -476,6 +484,9 @@ func runRegime(ctx context.Context, cfg RegimeConfig, cell RegimeCell, seed uint
 	res.Samples = int(float64(res.Samples) / nc)
 	res.Alone, res.AloneRate, res.DeadAlone = res.Alone/na, res.AloneRate/na, res.DeadAlone/na
 	res.Allowed = float64(cfg.Hosts) / cell.Delay.Seconds()
+	if cell.Budget > 0 {
+		res.Allowed = min(res.Allowed, cell.Budget)
+	}
 	// The optimum for the pages' change rates at the lone crawlers'
 	// request rate on them (they poll the home pages as often, which
 	// never change here): where pages change alike, uniform revisits at
@@ -635,14 +646,14 @@ func PrintRegimes(out io.Writer, cfg RegimeConfig, rs []RegimeResult) {
 }
 
 // ParseRegimeCells reads cells as
-// "ratio:pages:lm|nolm|lmnow|noisy:delay:peers[:soft404][:spreadN]",
+// "ratio:pages:lm|nolm|lmnow|noisy:delay:peers[:soft404][:spreadN][:budgetR]",
 // comma-separated, as in "5:50:lm:200ms:3,25:50:nolm:1s:2:soft404:spread3".
 func ParseRegimeCells(s string) ([]RegimeCell, error) {
 	var cells []RegimeCell
 	for _, part := range strings.Split(s, ",") {
 		f := strings.Split(strings.TrimSpace(part), ":")
-		if len(f) < 5 || len(f) > 7 {
-			return nil, fmt.Errorf("cell %q: want ratio:pages:lm|nolm|lmnow|noisy:delay:peers[:soft404][:spreadN]", part)
+		if len(f) < 5 || len(f) > 8 {
+			return nil, fmt.Errorf("cell %q: want ratio:pages:lm|nolm|lmnow|noisy:delay:peers[:soft404][:spreadN][:budgetR]", part)
 		}
 		var c RegimeCell
 		if _, err := fmt.Sscanf(f[0], "%g", &c.CycleRatio); err != nil || c.CycleRatio <= 0 {
@@ -678,8 +689,12 @@ func ParseRegimeCells(s string) ([]RegimeCell, error) {
 				if _, err := fmt.Sscanf(opt[len("spread"):], "%g", &c.RateSpread); err != nil || !(c.RateSpread > 0 && c.RateSpread <= 6) {
 					return nil, fmt.Errorf("cell %q: %q: a spread of more than 0 and at most 6 orders of magnitude", part, opt)
 				}
+			case strings.HasPrefix(opt, "budget") && c.Budget == 0:
+				if _, err := fmt.Sscanf(opt[len("budget"):], "%g", &c.Budget); err != nil || !(c.Budget > 0 && c.Budget < 1e6) {
+					return nil, fmt.Errorf("cell %q: %q: a budget of more than 0 requests a second", part, opt)
+				}
 			default:
-				return nil, fmt.Errorf("cell %q: %q is not soft404 or spreadN (once each)", part, opt)
+				return nil, fmt.Errorf("cell %q: %q is not soft404, spreadN or budgetR (once each)", part, opt)
 			}
 		}
 		cells = append(cells, c)
