@@ -3,8 +3,8 @@ package crawl
 import (
 	"errors"
 	"fmt"
-	"math"
 	"log/slog"
+	"math"
 	"time"
 
 	"github.com/cocrawl/cocrawl/webevents"
