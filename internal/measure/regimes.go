@@ -43,9 +43,10 @@ import (
 
 // RegimeCell is one cell of the sweep.
 type RegimeCell struct {
-	// CycleRatio is the lone poller's cycle over a host (Pages × Delay)
-	// over a page's mean change interval: 0.2 (it sees every change), 1,
-	// 5 or 25 (it sees few).
+	// CycleRatio is the lone poller's cycle over a host (Pages × Delay;
+	// with a Budget that binds harder, over the web: Hosts × Pages /
+	// Budget) over a page's mean change interval: 0.2 (it sees every
+	// change), 1, 5 or 25 (it sees few).
 	CycleRatio   float64
 	Pages        int // per host
 	LastModified bool
@@ -73,6 +74,7 @@ type RegimeCell struct {
 	// allows over the hosts: the regime of a crawler whose own bandwidth,
 	// not the sites, binds. 0: none.
 	Budget float64
+	hosts  int // the sweep's Hosts, which the budget's cycle spans
 }
 
 func (c RegimeCell) String() string {
@@ -112,8 +114,16 @@ func (c RegimeCell) centreRate() float64 {
 	return c.meanRate() * s * math.Ln10 / (math.Pow(10, s/2) - math.Pow(10, -s/2))
 }
 
-// cycle is the lone poller's time around one host.
-func (c RegimeCell) cycle() time.Duration { return time.Duration(c.Pages) * c.Delay }
+// cycle is the lone poller's time around one host (Pages × Delay), or
+// around the whole web where the budget binds harder (Hosts × Pages /
+// Budget).
+func (c RegimeCell) cycle() time.Duration {
+	d := time.Duration(c.Pages) * c.Delay
+	if c.Budget > 0 && c.hosts > 0 {
+		d = max(d, time.Duration(float64(c.hosts*c.Pages)/c.Budget*float64(time.Second)))
+	}
+	return d
+}
 
 // DefaultRegimeCells is the grid `cocrawl measure regimes` runs when given
 // none: every cycle ratio at 50 pages a host, 0.2 s, 3 peers and
@@ -300,6 +310,7 @@ func (m *regimeMember) pollCount() int64 {
 }
 
 func runRegime(ctx context.Context, cfg RegimeConfig, cell RegimeCell, seed uint64) (RegimeResult, error) {
+	cell.hosts = cfg.Hosts
 	res := RegimeResult{Cell: cell}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
