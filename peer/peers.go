@@ -1,7 +1,6 @@
 package peer
 
 import (
-	"math"
 	"net/url"
 	"slices"
 	"sort"
@@ -9,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cocrawl/cocrawl/peer/rho"
 	"github.com/cocrawl/cocrawl/protocol"
 	"github.com/cocrawl/cocrawl/webevents"
 )
@@ -245,19 +245,16 @@ func (s *peerSet) done(shrURL string, o mergeOutcome, now time.Time) Record {
 	if r.Source == "static" { // over HTTP these are claims, kept to show
 		r.PeerID, r.P2PAddrs = o.peerID, o.p2pAddrs
 	}
-	iv = time.Duration(float64(iv) * mergeStep(o.gained))
+	iv = time.Duration(float64(iv) * rho.MergeStep(o.gained))
 	iv = min(max(iv, s.sched.MergeMin, s.budgetFloor()), s.sched.MergeMax)
 	r.Interval = Duration(iv)
 	r.NextDue = now.Add(iv)
 	return *r
 }
 
-// mergeBudgetShare is the most of a request budget that merges take: a
-// merge every 250 ms from each of two peers would take 8 of 40 requests a
-// second from the polls that make the events merged (the demo: 0.63x the
-// polls of a polling-only peer, 1.55x its freshness, against 2.01x with
-// merges every second).
-const mergeBudgetShare = 0.05
+// mergeBudgetShare is the most of a request budget that merges take
+// (rho.MergeBudgetShare, which the simulator's cadence shares).
+const mergeBudgetShare = rho.MergeBudgetShare
 
 // budgetFloor is the shortest wait between merges from one peer that keeps
 // merges from all healthy peers within mergeBudgetShare of the request
@@ -281,25 +278,10 @@ func (s *peerSet) budgetFloor() time.Duration {
 // second; the wait grows as soon as they bring fewer than MergeTarget.
 const DefaultMergeMin = 250 * time.Millisecond
 
-// MergeTarget is the events a merge should bring: the wait between merges
-// from a peer settles where they bring about this many. What a merge
-// brings ages while it waits on the peer (a record merged d seconds after
-// its poll is stale with probability 1 − e^(−λd)), so fewer events a merge
-// means fresher ones; more means fewer requests. At 4, a merge costs at
-// most a quarter of a request per event (a poll, about one per event on a
-// web that changes as fast as it is polled), and the records wait on the
-// peer a quarter of the time that peer takes to find four changes, which
-// is short against the interval at which it polls any one page as long as
-// it polls more than a handful.
-const MergeTarget = 4
-
-// mergeStep is the factor the wait between merges from a peer is
-// multiplied by after a merge that gained events: the square root of
-// MergeTarget/gained (a damped step toward the wait that would have
-// brought MergeTarget at the same pace), within a halving and a doubling.
-func mergeStep(gained int64) float64 {
-	return min(2, max(0.5, math.Sqrt(MergeTarget/max(float64(gained), 0.25))))
-}
+// MergeTarget is the events a merge should bring (rho.MergeTarget): the
+// wait between merges from a peer settles where they bring about this
+// many, by rho.MergeStep.
+const MergeTarget = rho.MergeTarget
 
 // snapshot returns the rows sorted by URL.
 func (s *peerSet) snapshot() []Record {

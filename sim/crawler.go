@@ -88,6 +88,13 @@ type crawler struct {
 
 	sched *pollSchedule // nil: the cycle (RevisitCycle)
 
+	// the merge cadence (CrawlerSpec.Cadence): per crawler, the wait
+	// between merges from it and when the next is due; firstMerge says
+	// the merge in flight is the first from its peer.
+	cadence             *Cadence
+	mergeWait, mergeDue []float64
+	firstMerge          bool
+
 	// self-measurement (Setup.SampleShare): the poll in flight is a
 	// sample; the samples with a verdict, and those that found the state
 	// held current. Drawn with their own generator, so a run without
@@ -134,6 +141,12 @@ func (w *world) startOp(c *crawler) {
 		return
 	}
 	poll := len(c.peers) == 0 || c.rng.Float64() < c.opRho
+	var p *crawler
+	if !poll {
+		if p = w.nextPeer(c); p == nil {
+			poll = true // no merge is due: the slot polls
+		}
+	}
 	if poll {
 		c.sampling = w.sampleShare > 0 && w.created > 0 && c.sampleRng.Float64() < w.sampleShare
 		var o uint32
@@ -154,9 +167,8 @@ func (w *world) startOp(c *crawler) {
 		w.jobs.set(c.id, w.now+c.phase/c.rate)
 		return
 	}
-	p := &w.crawlers[c.peers[c.nextPeer]]
-	c.nextPeer = (c.nextPeer + 1) % len(c.peers)
 	c.merging = true
+	c.firstMerge = c.lastVisit[p.id] < 0
 	c.peer = p.id
 	// The peer's robots.shr, fetched first, carries its controller's report.
 	c.report = rho.Report{}
@@ -173,6 +185,41 @@ func (w *world) startOp(c *crawler) {
 	c.rate = w.rateOf(c)
 	w.jobs.set(c.id, w.now+c.phase/c.rate)
 	w.linkChanged(p)
+}
+
+// nextPeer is the peer c merges from next: the next in turn, or with a
+// cadence the next in turn whose wait is over (nil: none is).
+func (w *world) nextPeer(c *crawler) *crawler {
+	for range c.peers {
+		p := &w.crawlers[c.peers[c.nextPeer]]
+		c.nextPeer = (c.nextPeer + 1) % len(c.peers)
+		if c.cadence == nil || c.mergeDue[p.id] <= w.now {
+			return p
+		}
+	}
+	return nil
+}
+
+// mergeDone sets when c next merges from p, with a cadence: the wait
+// grows or shrinks by what the merge brought (rho.MergeStep), within the
+// cadence's bounds and the share of a budget merges may take. A first
+// merge from p brings nothing by design (collect): it keeps the wait.
+func (w *world) mergeDone(c, p *crawler) {
+	cd := c.cadence
+	if cd == nil {
+		return
+	}
+	least := cd.Min
+	if cd.Budget {
+		pollsPerSecond := w.m.LinkBps / 8 / w.m.ObjectBytes
+		least = max(least, float64(len(c.peers))/(rho.MergeBudgetShare*pollsPerSecond))
+	}
+	wait := max(c.mergeWait[p.id], least)
+	if !c.firstMerge {
+		wait *= rho.MergeStep(int64(c.opEvents))
+	}
+	wait = min(max(wait, least), max(cd.Max, least))
+	c.mergeWait[p.id], c.mergeDue[p.id] = wait, w.now+wait
 }
 
 // collect gathers the records c merges from p (algorithm 5.3): those of
@@ -306,6 +353,7 @@ func (w *world) phaseDone(c *crawler) {
 	}
 	c.merges++
 	c.mergeEvents += int64(c.opEvents)
+	w.mergeDone(c, p)
 	w.mergeChecked(c, p)
 	w.linkChanged(p)
 	w.finishOp(c)

@@ -3,39 +3,80 @@ package sim
 import (
 	"context"
 	"fmt"
+	"math"
 )
 
-// RegimeCell is a cell of the live regime sweep (cocrawl measure regimes)
-// in the model, so the two can be compared: objects pages, a lone
-// crawler's cycle over them (one object a second, the thesis's link)
-// cycleRatio times an object's mean change interval, peers sharing
-// crawlers (the rate controller, spot-checks, Setup.SampleShare at the
-// live default) beside peers polling-only ones, no contention (loopback
-// does not bind), no churn, for 20 cycles; rateSpread spreads the objects'
-// change rates as Model.RateSpread does (0: every object alike). It
-// returns both groups' coverage over the last half. What the model leaves out: hosts and
-// politeness (one link per crawler instead), the live peers' rendezvous
-// split, merge cadence and revisit schedule (a simulated crawler polls in
-// its own random cycle and merges in turn, section 5.1).
-func RegimeCell(ctx context.Context, objects, peers int, cycleRatio, rateSpread float64, seed uint64) (coop, alone float64, err error) {
-	if objects < 1 || peers < 1 || !(cycleRatio > 0) {
-		return 0, 0, fmt.Errorf("%w: a regime cell needs objects, peers and a cycle ratio", ErrModel)
+// RegimeSetup is a cell of the live regime sweep (cocrawl measure
+// regimes) as the model sees it.
+type RegimeSetup struct {
+	Objects, Peers int
+	// CycleRatio is a lone crawler's cycle over the objects over an
+	// object's mean change interval; RateSpread spreads the rates
+	// (Model.RateSpread).
+	CycleRatio, RateSpread float64
+	// Budget: the live peers' polls and merges share one request budget
+	// (cocrawl run --budget), which the model's link is. Without, the
+	// sites' politeness binds the polls alone, and a merge, a request to
+	// a peer, costs the polls nothing: the model's merges then cost next
+	// to no link time.
+	Budget bool
+	// MergeMinPolls is the live peer's shortest wait between two merges
+	// from one peer (peer.DefaultMergeMin) in its own polls: 5 for 250 ms
+	// at 20 polls a second. 0: 5.
+	MergeMinPolls float64
+	// Revisit is every crawler's revisit policy: RevisitCycle (the
+	// default: where objects change alike it is the optimum, which the
+	// live crawler reaches within a few per cent) or RevisitOptimal (the
+	// live crawler's, for spread rates).
+	Revisit string
+	Seed    uint64
+}
+
+// RegimeCell runs a cell of the live regime sweep in the model, so the
+// two can be compared: a lone crawler's cycle over the objects (one
+// object a second, the thesis's link) CycleRatio times an object's mean
+// change interval, peers sharing crawlers (the live default: the rate
+// controller, spot-checks, Setup.SampleShare at the live default, the
+// live peer's merge cadence) beside peers polling-only ones, no
+// contention (loopback does not bind), no churn, for 20 cycles. It
+// returns both groups' coverage over the last half. What the model
+// leaves out: hosts and politeness (one link per crawler instead), the
+// live peers' rendezvous split and their sooner revisits of what merges
+// bring.
+func RegimeCell(ctx context.Context, s RegimeSetup) (coop, alone float64, err error) {
+	if s.Objects < 1 || s.Peers < 1 || !(s.CycleRatio > 0) || s.MergeMinPolls < 0 || math.IsInf(s.MergeMinPolls, 0) {
+		return 0, 0, fmt.Errorf("%w: a regime cell needs objects, peers, a cycle ratio and a merge wait of 0 or more", ErrModel)
 	}
 	m := Thesis()
-	m.Objects = objects
+	m.Objects = s.Objects
 	m.ObjectSpread = 0
 	m.Contention = false
 	m.CreatePerDay, m.DeletePerDay = 0, 0
-	cycle := float64(objects) * m.ObjectBytes / (m.LinkBps / 8)
-	m.UpdateRate = cycleRatio / cycle
-	m.RateSpread = rateSpread
+	poll := m.ObjectBytes / (m.LinkBps / 8) // seconds
+	cycle := float64(s.Objects) * poll
+	m.UpdateRate = s.CycleRatio / cycle
+	m.RateSpread = s.RateSpread
 	m.Duration = 20 * cycle
 	m.SampleEvery = cycle / 10
-	cs := homogeneous(peers, "1", false, "alone")
-	for range peers {
-		cs = append(cs, CrawlerSpec{Controller: "rate", Sharing: true, Checked: true, Group: "coop"})
+	if !s.Budget {
+		m.MergeOverhead, m.RecordBytes = m.ObjectBytes/1000, 0
 	}
-	r, err := Run(ctx, Setup{Model: m, Crawlers: cs, Seed: seed, SampleShare: 0.03})
+	minPolls := s.MergeMinPolls
+	if minPolls == 0 {
+		minPolls = 5
+	}
+	// The live bounds are 250 ms and 30 minutes: the longest is 7,200
+	// times the shortest.
+	cd := &Cadence{Min: minPolls * poll, Max: 7200 * minPolls * poll, Budget: s.Budget}
+	revisit := s.Revisit
+	cs := make([]CrawlerSpec, 0, 2*s.Peers)
+	for range s.Peers {
+		cs = append(cs, CrawlerSpec{Controller: "1", Group: "alone", Revisit: revisit})
+	}
+	for range s.Peers {
+		cs = append(cs, CrawlerSpec{Controller: "rate", Sharing: true, Checked: true, Group: "coop", Cadence: cd, Revisit: revisit})
+	}
+	r, err := Run(ctx, Setup{Model: m, Crawlers: cs, Seed: s.Seed, SampleShare: 0.03})
 	if err != nil {
 		return 0, 0, err
 	}

@@ -36,6 +36,22 @@ type CrawlerSpec struct {
 	// thesis's, the default), RevisitAdaptive or RevisitOptimal
 	// (schedule.go).
 	Revisit string
+	// Cadence, if set, merges as a live peer does: from a peer only when
+	// its wait is over (a merge drawn when none is due polls instead).
+	// Without it, a crawler merges whenever rho draws a merge, from the
+	// next peer in turn, as in the thesis.
+	Cadence *Cadence
+}
+
+// Cadence is a live peer's merge schedule (package peer, rho.MergeStep):
+// the wait between two merges from one peer follows what they bring,
+// toward rho.MergeTarget events each, from Min to Max simulated seconds.
+// With Budget the crawler's link is its request budget (a peer's
+// --budget), and merges from all its peers take at most
+// rho.MergeBudgetShare of the polls it could make.
+type Cadence struct {
+	Min, Max float64
+	Budget   bool
 }
 
 // Setup is one simulation run.
@@ -166,6 +182,9 @@ func Run(ctx context.Context, s Setup) (*Result, error) {
 		case RevisitCycle, RevisitAdaptive, RevisitOptimal:
 		default:
 			return nil, fmt.Errorf("%w: crawler %d: revisit policy %q is not adaptive or optimal", ErrModel, i, c.Revisit)
+		}
+		if cd := c.Cadence; cd != nil && !(cd.Min >= 0 && cd.Max >= cd.Min && !math.IsInf(cd.Max, 0)) {
+			return nil, fmt.Errorf("%w: crawler %d: a cadence's waits must run from 0 or more to a finite bound no less", ErrModel, i)
 		}
 	}
 	ctrls := make([]rho.Controller, len(s.Crawlers))

@@ -399,7 +399,7 @@ func wilson(p, nf float64) (lo, hi float64) {
 // (Whether cooperation pays there is what the sweep reports, beside the
 // live peers'.)
 func TestRegimeCell(t *testing.T) {
-	coop, alone, err := RegimeCell(context.Background(), 200, 3, 5, 0, 1)
+	coop, alone, err := RegimeCell(context.Background(), RegimeSetup{Objects: 200, Peers: 3, CycleRatio: 5, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -411,7 +411,52 @@ func TestRegimeCell(t *testing.T) {
 	if !(coop > 0 && coop <= 1) {
 		t.Errorf("cooperating crawlers' freshness %.3f", coop)
 	}
-	if _, _, err := RegimeCell(context.Background(), 0, 3, 5, 0, 1); err == nil {
+	if _, _, err := RegimeCell(context.Background(), RegimeSetup{Peers: 3, CycleRatio: 5, Seed: 1}); err == nil {
 		t.Error("a cell of no objects ran")
+	}
+}
+
+// Without a merge cadence, "rate" peers drift to merging: in the cell
+// above two of three merged 94% of the time, each merge bringing about a
+// record, and the community was less fresh than crawlers alone (0.94x).
+// With the live peer's cadence they keep polling: where merges cost the
+// polls nothing (politeness binds) cooperation pays as the live sweep
+// measures (about 2x at this ratio); where a budget is shared, merges
+// take at most rho.MergeBudgetShare of it and cooperation still pays,
+// less.
+func TestRegimeCellCadence(t *testing.T) {
+	ctx := context.Background()
+	coop, alone, err := RegimeCell(ctx, RegimeSetup{Objects: 200, Peers: 3, CycleRatio: 5, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("politeness: coop %.3f, alone %.3f (%.2fx)", coop, alone, coop/alone)
+	if coop < 1.5*alone {
+		t.Errorf("with the cadence, cooperating crawlers %.3f against %.3f alone", coop, alone)
+	}
+	m := Thesis()
+	m.Objects, m.ObjectSpread, m.Contention, m.CreatePerDay, m.DeletePerDay = 200, 0, false, 0, 0
+	m.UpdateRate, m.Duration, m.SampleEvery = 5.0/200, 4000, 20
+	cs := []CrawlerSpec{{Controller: "1", Group: "alone"}}
+	for range 3 {
+		cs = append(cs, CrawlerSpec{Controller: "rate", Sharing: true, Group: "coop", Cadence: &Cadence{Min: 5, Max: 3600, Budget: true}})
+	}
+	r, err := Run(ctx, Setup{Model: m, Crawlers: cs, Seed: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range r.Crawlers[1:] {
+		share := float64(c.Merges) / float64(c.Polls+c.Merges)
+		t.Logf("budget: %d polls, %d merges (%.3f of operations), %d events merged", c.Polls, c.Merges, share, c.MergeEvents)
+		if share > 1.1*rho.MergeBudgetShare || c.MergeEvents == 0 {
+			t.Errorf("with a budget, merges took %.3f of the operations (at most %g) and brought %d events", share, rho.MergeBudgetShare, c.MergeEvents)
+		}
+	}
+	if coop, alone := r.GroupMean("coop", func(c *CrawlerResult) float64 { return c.Coverage }), r.GroupMean("alone", func(c *CrawlerResult) float64 { return c.Coverage }); coop < 1.1*alone {
+		t.Errorf("with a budget, cooperating crawlers %.3f against %.3f alone", coop, alone)
+	}
+	bad := Setup{Model: m, Crawlers: []CrawlerSpec{{Controller: "rate", Cadence: &Cadence{Min: 5, Max: 1}}}}
+	if _, err := Run(ctx, bad); err == nil {
+		t.Error("a cadence whose longest wait is below its shortest ran")
 	}
 }

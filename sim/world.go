@@ -170,6 +170,10 @@ func newWorld(s Setup, ctrls []rho.Controller) *world {
 			}
 		}
 		c.cursor = r.Uint64N(prime)
+		if spec.Cadence != nil {
+			c.cadence = spec.Cadence
+			c.mergeWait, c.mergeDue = make([]float64, n), make([]float64, n)
+		}
 		if spec.Revisit != RevisitCycle {
 			c.sched = newPollSchedule(spec.Revisit, slots, m.Objects, m, r)
 			if w.lastMod == nil {

@@ -512,7 +512,12 @@ func runRegime(ctx context.Context, cfg RegimeConfig, cell RegimeCell, seed uint
 		res.Optimum = revisit.Freshness(lambda, perPage)
 		res.Uniform = res.Optimum
 	}
-	res.SimCoop, res.SimAlone, err = sim.RegimeCell(ctx, cfg.Hosts*cell.Pages, cell.Peers, cell.CycleRatio, cell.RateSpread, seed)
+	simCell := sim.RegimeSetup{Objects: cfg.Hosts * cell.Pages, Peers: cell.Peers, CycleRatio: cell.CycleRatio, RateSpread: cell.RateSpread,
+		Budget: cell.Budget > 0, MergeMinPolls: peer.DefaultMergeMin.Seconds() * res.Allowed, Seed: seed}
+	if cell.RateSpread > 0 {
+		simCell.Revisit = sim.RevisitOptimal
+	}
+	res.SimCoop, res.SimAlone, err = sim.RegimeCell(ctx, simCell)
 	return res, err
 }
 
