@@ -141,7 +141,7 @@ var ErrPeerIDMismatch = errors.New("peer: robots.shr claims another peer's ID")
 
 // outcomeOf sums up a merge for the peer table.
 func (p *Peer) outcomeOf(rowURL string, rep *protocol.MergeReport, err error, took time.Duration) mergeOutcome {
-	o := mergeOutcome{err: err, took: took, records: rep.Records, bytes: rep.WireBytes, gained: int64(rep.Result.Accepted)}
+	o := mergeOutcome{err: err, took: took, records: rep.Records, bytes: rep.WireBytes, gained: int64(rep.Result.Accepted), requests: 1 + len(rep.Days)}
 	sc := rep.Control
 	if sc == nil {
 		return o

@@ -61,6 +61,10 @@ type peerSet struct {
 	// polls: per row, per host (scheme://host[:port]), the latest lpd of a
 	// record of its own polls merged from it (split.go).
 	polls map[string]map[string]int64
+	// perMerge is the requests a merge makes (its robots.shr and each day
+	// file it reads), a moving mean over merges: the budget floor counts
+	// requests, not merges. 0 before the first.
+	perMerge float64
 }
 
 func newPeerSet(s MergeSchedule) *peerSet {
@@ -200,6 +204,7 @@ type mergeOutcome struct {
 	records    int64
 	bytes      int64
 	took       time.Duration
+	requests   int // HTTP requests it made: the robots.shr and each day file
 	crawler    string
 	version    string
 	special    []string
@@ -237,6 +242,13 @@ func (s *peerSet) done(shrURL string, o mergeOutcome, now time.Time) Record {
 		return *r
 	}
 	r.Merges++
+	if o.requests > 0 {
+		if s.perMerge == 0 {
+			s.perMerge = float64(o.requests)
+		} else {
+			s.perMerge += (float64(o.requests) - s.perMerge) / 16
+		}
+	}
 	r.Consecutive, r.LastError, r.LastSuccess = 0, "", now
 	r.Gained += o.gained
 	r.LastGain = o.gained
@@ -258,7 +270,9 @@ const mergeBudgetShare = rho.MergeBudgetShare
 
 // budgetFloor is the shortest wait between merges from one peer that keeps
 // merges from all healthy peers within mergeBudgetShare of the request
-// budget; 0 without one. s.mu held.
+// budget, counting the requests a merge makes (each took three in the
+// regime sweep's budget cells, where a floor that counted merges let them
+// take 15% of the budget); 0 without one. s.mu held.
 func (s *peerSet) budgetFloor() time.Duration {
 	if s.sched.RequestRate <= 0 {
 		return 0
@@ -269,7 +283,7 @@ func (s *peerSet) budgetFloor() time.Duration {
 			n++
 		}
 	}
-	return time.Duration(float64(max(n, 1)) / (mergeBudgetShare * s.sched.RequestRate) * float64(time.Second))
+	return time.Duration(float64(max(n, 1)) * max(1, s.perMerge) / (mergeBudgetShare * s.sched.RequestRate) * float64(time.Second))
 }
 
 // DefaultMergeMin is MergeSchedule.MergeMin's default: a web whose pages

@@ -200,8 +200,9 @@ func TestDiscoveredPeersAreBounded(t *testing.T) {
 	}
 }
 
-// With a request budget, merges from all healthy peers take at most a
-// twentieth of it: the wait between merges from one peer has a floor.
+// With a request budget, merges from all healthy peers take at most
+// rho.MergeBudgetShare of it, counted in the requests they make: the wait
+// between merges from one peer has a floor.
 func TestMergesWithinTheBudget(t *testing.T) {
 	s := newPeerSet(MergeSchedule{MergeMin: 100 * time.Millisecond, MergeMax: time.Hour, RequestRate: 40})
 	now := time.Unix(1_700_000_000, 0)
@@ -212,9 +213,22 @@ func TestMergesWithinTheBudget(t *testing.T) {
 	}
 	s.next(now)
 	r := s.done("http://a.example/robots.shr", mergeOutcome{gained: 1000}, now)
-	// Two healthy peers, 5% of 40 requests a second: one merge a second in all.
+	// Two healthy peers, 15% of 40 requests a second: three merges a second in all.
+	if got, want := time.Duration(r.Interval), time.Second/3; got < want-time.Millisecond || got > want+time.Millisecond {
+		t.Fatalf("wait %v, want 333ms (2 peers / (0.15 x 40/s))", got)
+	}
+	// Merges that make three requests each (a robots.shr and two day
+	// files) are three times as far apart: the floor counts requests.
+	three := newPeerSet(MergeSchedule{MergeMin: 100 * time.Millisecond, MergeMax: time.Hour, RequestRate: 40})
+	for _, u := range []string{"http://a.example/robots.shr", "http://b.example/robots.shr"} {
+		three.add(u, "static", now)
+		three.next(now)
+		three.done(u, mergeOutcome{gained: 1000, requests: 3}, now)
+	}
+	three.next(now)
+	r = three.done("http://a.example/robots.shr", mergeOutcome{gained: 1000, requests: 3}, now)
 	if got := time.Duration(r.Interval); got != time.Second {
-		t.Fatalf("wait %v, want 1s (2 peers / (0.05 x 40/s))", got)
+		t.Fatalf("merges of 3 requests: wait %v, want 1s (2 peers x 3 / (0.15 x 40/s))", got)
 	}
 	free := newPeerSet(MergeSchedule{MergeMin: 100 * time.Millisecond, MergeMax: time.Hour})
 	free.add("http://a.example/robots.shr", "static", now)
