@@ -75,18 +75,10 @@ type revisitFit struct {
 // Bounds of revisitFit.scale.
 const maxPlanScale = 1.25
 
-// floorShare is the share of a budget that the URLs the optimum would
-// skip, or visit less often, may take at most: each is visited at least
-// floorShare of an even share of the budget (revisit.Limits.Floor), so
-// at most 1/floorShare times slower than uniform revisits. The optimum
-// skips a URL whose estimate says it changes too fast to keep fresh, but
-// an estimate of a few looks can be wrong, by the noise of its looks or
-// by a Last-Modified that misleads, and a URL put off to RevisitMax is
-// never looked at again to learn better. On pages that change 25 times
-// per cycle (docs/performance.md), skipped URLs made a lone crawler send
-// a fifth of what politeness allowed. The cost is at most this share of
-// the freshness the optimum gets from its budget.
-const floorShare = 1.0 / 16
+// floorShare is revisit.FloorShare: on pages that change 25 times per
+// cycle (docs/performance.md), URLs the optimum skipped made a lone
+// crawler send a fifth of what politeness allowed.
+const floorShare = revisit.FloorShare
 
 // limits are the bounds of a fit whose budget gives each URL even
 // requests per second, spread evenly.

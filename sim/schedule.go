@@ -39,6 +39,7 @@ type pollSchedule struct {
 	// The budget is the crawler's own poll rate, measured between fits:
 	// a simulated crawler is never idle, so what it polls is what it may.
 	lo, hi          float64 // interval bounds
+	floor           float64 // the least polls per second of an estimated object (revisit.FloorShare)
 	mu              float64
 	prior           revisit.Prior
 	fitPolls, fitAt float64 // polls and time at the last fit
@@ -102,7 +103,13 @@ func (s *pollSchedule) polled(o uint32, now float64, changed, deleted bool, last
 	case RevisitOptimal:
 		s.refit(now, polls)
 		if lambda, ok := s.prior.Estimate(s.rate[o]); ok {
-			iv = revisit.Interval(lambda, s.mu, s.rate[o], secs(iv), secs(s.lo), secs(s.hi)).Seconds()
+			// The longest interval is the floor's, as the live crawler's
+			// (crawl.longest): an object skipped is still looked at.
+			hi := s.hi
+			if s.floor > 0 {
+				hi = min(hi, max(s.lo, 1/s.floor))
+			}
+			iv = revisit.Interval(lambda, s.mu, s.rate[o], secs(iv), secs(s.lo), secs(hi)).Seconds()
 		} else {
 			// Not estimated yet: adaptive, no more often than uniform.
 			iv = max(revisit.Adapt(secs(iv), changed, secs(s.lo), secs(s.hi)).Seconds(), float64(len(s.byDue.items)+1)/s.budget)
@@ -137,7 +144,10 @@ func (s *pollSchedule) refit(now float64, polls int64) {
 			avail -= min(share, 1/s.iv[o])
 		}
 	}
-	s.mu = bins.Multiplier(avail, revisit.Limits{Least: 1 / s.hi, Most: 1 / s.lo})
+	l := revisit.Limits{Least: 1 / s.hi, Most: 1 / s.lo}
+	l.Floor = min(l.Most, max(l.Least, revisit.FloorShare*share))
+	s.floor = l.Floor
+	s.mu = bins.Multiplier(avail, l)
 	if math.IsNaN(s.mu) {
 		s.mu = math.Inf(1)
 	}

@@ -108,6 +108,17 @@ type Limits struct {
 	PerChange float64
 }
 
+// FloorShare is the share of a budget that the pages the optimum would
+// skip, or visit less often, may take at most: each is visited at least
+// FloorShare of an even share of the budget (Limits.Floor), so at most
+// 1/FloorShare times slower than uniform revisits. The optimum skips a
+// page whose estimate says it changes too fast to keep fresh, but an
+// estimate of a few looks can be wrong, by the noise of its looks or by a
+// Last-Modified that misleads, and a page put off to the longest interval
+// is never looked at again to learn better. The cost is at most this
+// share of the freshness the optimum gets from its budget.
+const FloorShare = 1.0 / 16
+
 // Rate is how often the limits let a page of rate lambda be visited at
 // multiplier mu.
 func (l Limits) Rate(lambda, mu float64) float64 {
