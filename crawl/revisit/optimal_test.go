@@ -84,3 +84,22 @@ func TestInverseMarginal(t *testing.T) {
 		t.Error("the ends of g⁻¹ are wrong")
 	}
 }
+
+// MostFrequency is the optimum's greatest frequency over every rate at
+// least lambda: at the peak's rate below it, at lambda itself above.
+func TestMostFrequency(t *testing.T) {
+	mu := 2.0
+	peak := 0.0
+	for l := 1e-4; l < 1/mu; l *= 1.001 {
+		peak = max(peak, FrequencyAt(l, mu))
+	}
+	if got := MostFrequency(1e-4, mu); math.Abs(got-peak) > 1e-3*peak || math.Abs(got-0.298426/mu) > 1e-5 {
+		t.Errorf("most frequency above a slow rate %g, want the peak %g (0.298426/μ)", got, peak)
+	}
+	if got, want := MostFrequency(0.4, mu), FrequencyAt(0.4, mu); got != want {
+		t.Errorf("beyond the peak the most is the rate's own: %g, want %g", got, want)
+	}
+	if MostFrequency(1, 0) != 0 || MostFrequency(1, math.Inf(1)) != 0 || MostFrequency(0.6, mu) != 0 {
+		t.Error("no budget, none, or a rate too fast: the most is 0")
+	}
+}

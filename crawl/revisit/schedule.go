@@ -176,7 +176,12 @@ func Adapt(prev time.Duration, changed bool, lo, hi time.Duration) time.Duration
 // A saturated estimate (Rate.Saturated: every visit found a change, no
 // Last-Modified) is a floor: it probes at most half of prev to learn
 // more, unless the floor is already too fast for the budget (λμ ≥ 1),
-// when a faster rate would be too.
+// when a faster rate would be too; and never more often than the optimum
+// visits any page of a rate at least the floor (MostFrequency), since
+// what it learns could not warrant more. Without that bound a saturated
+// page probed down to lo: on a host whose budget revisits each page every
+// 10 s, pages changing ten times a second were planned every second, and
+// the plan was six times the budget (docs/performance.md).
 //
 // While the estimate rests on fewer than weakChanges changes seen, the
 // interval at most doubles from one visit to the next: no change in two
@@ -195,7 +200,11 @@ func Interval(lambda, mu float64, r Rate, prev, lo, hi time.Duration) time.Durat
 	if f := FrequencyAt(lambda, mu); f > 0 {
 		iv = time.Duration(float64(time.Second) / f)
 		if r.Saturated() {
-			iv = min(iv, prev/2)
+			probe := prev / 2
+			if most := MostFrequency(lambda, mu); most > 0 {
+				probe = max(probe, time.Duration(float64(time.Second)/most))
+			}
+			iv = min(iv, probe)
 		}
 	}
 	if prev > 0 && r.Changes < weakChanges {
@@ -203,6 +212,23 @@ func Interval(lambda, mu float64, r Rate, prev, lo, hi time.Duration) time.Durat
 	}
 	return min(hi, max(lo, iv))
 }
+
+// MostFrequency is the most often the optimum at multiplier mu visits a
+// page of any rate at least lambda. The optimal frequency, as a function
+// of the rate, rises to its peak at λμ = peakLoad and falls to 0 at
+// λμ = 1: its most beyond lambda is at the greater of lambda and the
+// peak's rate.
+func MostFrequency(lambda, mu float64) float64 {
+	if !(mu > 0) || math.IsInf(mu, 1) {
+		return 0
+	}
+	return FrequencyAt(max(lambda, peakLoad/mu), mu)
+}
+
+// peakLoad is the λμ at which the optimal frequency λ/x(λμ) peaks: where
+// x·g′(x) = g(x), that is e^(−x)(x² + x + 1) = 1, at x = 1.79328, and
+// g(x) = 0.535161; the frequency there is 0.298426/μ.
+const peakLoad = 0.5351613099757833
 
 // weakChanges: an estimate from fewer changes seen grows a page's
 // interval by doubling at most.
