@@ -582,13 +582,16 @@ func (c *Crawler) serveHost(ctx context.Context, h *host) PollResult {
 		etag, lastMod = "", ""
 	}
 	notHTML := st.NotHTML && st.Polls > 0
+	// The URL too: once afterFetch hands the host back, another worker
+	// may poll st again and rewrite its fields (packStrings).
+	u := st.URL
 	read, readAhead := c.f.readWanted(h)
 	c.mu.Unlock()
 	if readAhead {
 		c.readAhead(h, read)
 	}
 	// Checked right before the fetch, against the cached robots.txt.
-	if !h.robots.Allowed(c.cfg.Agent, st.URL) {
+	if !h.robots.Allowed(c.cfg.Agent, u) {
 		c.robotsExcluded.Add(1)
 		c.mu.Lock()
 		// Asked again when the robots.txt may have changed; no request was
@@ -604,11 +607,11 @@ func (c *Crawler) serveHost(ctx context.Context, h *host) PollResult {
 		c.mu.Unlock()
 		return PollResult{}
 	}
-	res := c.fetcher.Fetch(ctx, st.URL, notHTML, etag, lastMod)
+	res := c.fetcher.Fetch(ctx, u, notHTML, etag, lastMod)
 	c.polls.Add(1)
 	ev, changed, kind, prev := c.afterFetch(h, st, &res)
-	c.archive(st.URL, &res, prev, changed)
-	return PollResult{Requested: true, URL: st.URL, Status: res.Status, ErrKind: kind,
+	c.archive(u, &res, prev, changed)
+	return PollResult{Requested: true, URL: u, Status: res.Status, ErrKind: kind,
 		Changed: changed, Event: ev, Bytes: res.Size, Cost: res.End.Sub(res.Start),
 		LastModified: res.LastModified, ETag: res.ETag, Digest: res.Digest, Checked: checked,
 		Fingerprint: res.Fingerprint, HasFingerprint: res.HasFingerprint, Local: res.Local, HasLocal: res.HasLocal, Near: res.WireNear, LocalNear: res.LocalNear,

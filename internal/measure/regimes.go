@@ -87,17 +87,17 @@ func (c RegimeCell) String() string {
 	case !c.LastModified:
 		lm = "no LM"
 	}
-	churn := ""
+	extra := ""
 	if c.Soft404 {
-		churn = ", pages deleted as soft 404s"
+		extra = ", pages deleted as soft 404s"
 	}
 	if c.RateSpread > 0 {
-		churn += fmt.Sprintf(", rates spread over %g orders of magnitude", c.RateSpread)
+		extra += fmt.Sprintf(", rates spread over %g orders of magnitude", c.RateSpread)
 	}
 	if c.Budget > 0 {
-		churn += fmt.Sprintf(", a budget of %g requests/s", c.Budget)
+		extra += fmt.Sprintf(", a budget of %g requests/s", c.Budget)
 	}
-	return fmt.Sprintf("cycle/change %g, %d pages/host, %s, delay %v, %d peers%s", c.CycleRatio, c.Pages, lm, c.Delay, c.Peers, churn)
+	return fmt.Sprintf("cycle/change %g, %d pages/host, %s, delay %v, %d peers%s", c.CycleRatio, c.Pages, lm, c.Delay, c.Peers, extra)
 }
 
 // meanRate is a page's mean change rate: CycleRatio changes a lone cycle.
