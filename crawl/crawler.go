@@ -12,9 +12,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/time/rate"
+
 	"github.com/cocrawl/cocrawl/crawl/fingerprint"
 	"github.com/cocrawl/cocrawl/webevents"
-	"golang.org/x/time/rate"
 )
 
 // Stats counts what a crawler did. Read it with Crawler.Stats.
