@@ -242,7 +242,9 @@ func (s *peerSet) done(shrURL string, o mergeOutcome, now time.Time) Record {
 		return *r
 	}
 	r.Merges++
-	if o.requests > 0 {
+	// Not a row's first merge: it reads the days back (protocol
+	// Merger.BackDays), which later merges do not.
+	if o.requests > 0 && r.Merges > 1 {
 		if s.perMerge == 0 {
 			s.perMerge = float64(o.requests)
 		} else {
@@ -270,9 +272,8 @@ const mergeBudgetShare = rho.MergeBudgetShare
 
 // budgetFloor is the shortest wait between merges from one peer that keeps
 // merges from all healthy peers within mergeBudgetShare of the request
-// budget, counting the requests a merge makes (each took three in the
-// regime sweep's budget cells, where a floor that counted merges let them
-// take 15% of the budget); 0 without one. s.mu held.
+// budget, counted in the requests a merge makes (perMerge: about three in
+// the regime sweep's budget cells); 0 without one. s.mu held.
 func (s *peerSet) budgetFloor() time.Duration {
 	if s.sched.RequestRate <= 0 {
 		return 0
