@@ -35,6 +35,11 @@ type Options struct {
 	// RatesGiven says Model.RateSpread was chosen, 0 included: the
 	// revisits experiment otherwise spreads rates over 3 orders.
 	RatesGiven bool
+	// Cadence gives every sharing crawler a live peer's merge cadence
+	// (CrawlerSpec.Cadence: waits from 5 poll times, the link its
+	// budget), where the thesis's crawlers merge whenever rho draws a
+	// merge.
+	Cadence bool
 	// Progress receives a progress bar with the time left; nil for none.
 	Progress io.Writer
 }
@@ -87,10 +92,29 @@ func (p *plan) add(key string, contend bool, crawlers []CrawlerSpec) *runSpec {
 	if contend {
 		eff = min(eff, p.opts.Model.Slots())
 	}
+	if p.opts.Cadence {
+		crawlers = withCadence(crawlers, p.opts.Model)
+	}
 	r := &runSpec{key: key, n: n, contend: contend, crawlers: crawlers, weight: p.opts.Model.Duration * (1 + eff) * (1 + float64(n)/16)}
 	p.runs = append(p.runs, r)
 	p.index[key] = r
 	return r
+}
+
+// withCadence is crawlers, the sharing ones given a live peer's merge
+// cadence where they have none: waits from 5 poll times (the live 250 ms
+// at 20 polls a second) to 7,200 times that (30 minutes), the link the
+// budget merges share.
+func withCadence(crawlers []CrawlerSpec, m Model) []CrawlerSpec {
+	poll := m.ObjectBytes / (m.LinkBps / 8)
+	cd := &Cadence{Min: 5 * poll, Max: 7200 * 5 * poll, Budget: true}
+	out := slices.Clone(crawlers)
+	for i := range out {
+		if out[i].Sharing && out[i].Cadence == nil {
+			out[i].Cadence = cd
+		}
+	}
+	return out
 }
 
 // homogeneous is n crawlers with the same controller.

@@ -460,3 +460,17 @@ func TestRegimeCellCadence(t *testing.T) {
 		t.Error("a cadence whose longest wait is below its shortest ran")
 	}
 }
+
+// Options.Cadence (cocrawl sim --cadence) gives the sharing crawlers of an
+// experiment's runs a live peer's merge cadence, and only them.
+func TestOptionsCadence(t *testing.T) {
+	m := Thesis().Scaled(0.001)
+	p := newPlan(&Options{Model: m, Cadence: true})
+	r := p.add("k", false, []CrawlerSpec{{Controller: "1"}, {Controller: "rate", Sharing: true}})
+	if r.crawlers[0].Cadence != nil || r.crawlers[1].Cadence == nil || !r.crawlers[1].Cadence.Budget || r.crawlers[1].Cadence.Min != 5 {
+		t.Errorf("cadences %+v, %+v", r.crawlers[0].Cadence, r.crawlers[1].Cadence)
+	}
+	if q := newPlan(&Options{Model: m}).add("k", false, []CrawlerSpec{{Controller: "rate", Sharing: true}}); q.crawlers[0].Cadence != nil {
+		t.Error("a cadence without --cadence")
+	}
+}

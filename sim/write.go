@@ -56,6 +56,9 @@ func (r *Report) Text() string {
 	m := o.Model
 	fmt.Fprintf(&b, "experiment %s, scale %s: %d objects, %.4g simulated days, update rate %.3g/s, seed %d\n",
 		r.Experiment, o.Scale, m.Objects, m.Duration/Day, m.UpdateRate, o.Seed)
+	if o.Cadence {
+		b.WriteString("sharing crawlers merge with a live peer's cadence (--cadence), not whenever rho draws a merge\n")
+	}
 	var ops, events, moved int64
 	var cpu float64
 	for _, run := range r.Runs {
