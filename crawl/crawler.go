@@ -45,7 +45,6 @@ type Crawler struct {
 	store   Store
 	fstore  FrontierStore
 	fetcher *Fetcher
-	limiter *rate.Limiter // Config.RequestRate, kept by Run's workers; nil: none
 	include []*regexp.Regexp
 	exclude []*regexp.Regexp
 	scope   map[string]bool // hosts or registrable domains of the seeds
@@ -106,9 +105,6 @@ func New(cfg Config, store Store, fs FrontierStore) (*Crawler, error) {
 	// With a spread order, backlink counts order first visits in classes
 	// (powers of two), inside which each crawler's spread order decides.
 	c.f.firstLess = firstVisitOrder(cfg.FirstVisits, cfg.Spread > 0)
-	if cfg.RequestRate > 0 {
-		c.limiter = rate.NewLimiter(rate.Limit(cfg.RequestRate), 1)
-	}
 	c.f.explore = cfg.Explore
 	c.f.sitemaps = !cfg.NoSitemaps
 	c.f.grace = cfg.Spread/4 + time.Second
@@ -286,12 +282,18 @@ func (c *Crawler) Run(ctx context.Context) error {
 	if err := c.Start(); err != nil {
 		return err
 	}
+	// Config.RequestRate, which Run's workers keep (a caller that calls
+	// Poll itself keeps to it by when it calls); nil: none.
+	var budget *rate.Limiter
+	if c.cfg.RequestRate > 0 {
+		budget = rate.NewLimiter(rate.Limit(c.cfg.RequestRate), 1)
+	}
 	var wg sync.WaitGroup
 	for range c.cfg.Workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c.worker(ctx)
+			c.worker(ctx, budget)
 		}()
 	}
 	wg.Wait()
@@ -457,11 +459,11 @@ type PollResult struct {
 	OwnBeforeAt time.Time
 }
 
-func (c *Crawler) worker(ctx context.Context) {
+func (c *Crawler) worker(ctx context.Context, budget *rate.Limiter) {
 	for {
 		// A token a worker takes and then finds nothing due for is lost:
 		// only while nothing is due, when the budget does not bind.
-		if c.limiter != nil && c.limiter.Wait(ctx) != nil {
+		if budget != nil && budget.Wait(ctx) != nil {
 			return
 		}
 		_, ok, wait := c.Poll(ctx)

@@ -45,7 +45,7 @@ const (
 // revisitFit is a host's fitted multiplier.
 type revisitFit struct {
 	mu     float64       // 0: the budget covers every URL at RevisitMin; +Inf: none beyond RevisitMax
-	floor  float64       // the least visits per second of an estimated URL the optimum would skip (floorShare)
+	floor  float64       // the least visits per second of an estimated URL the optimum would skip (revisit.FloorShare)
 	at     time.Time     // when it was fitted; zero: never
 	budget float64       // requests per second the fit had to spend on estimated URLs
 	urls   int           // URLs to revisit when it was fitted
@@ -75,16 +75,14 @@ type revisitFit struct {
 // Bounds of revisitFit.scale.
 const maxPlanScale = 1.25
 
-// floorShare is revisit.FloorShare: on pages that change 25 times per
-// cycle (docs/performance.md), URLs the optimum skipped made a lone
-// crawler send a fifth of what politeness allowed.
-const floorShare = revisit.FloorShare
-
 // limits are the bounds of a fit whose budget gives each URL even
 // requests per second, spread evenly.
 func (c *Crawler) limits(even float64) revisit.Limits {
 	l := revisit.Limits{Least: 1 / c.cfg.RevisitMax.Seconds(), Most: 1 / c.cfg.RevisitMin.Seconds(), PerChange: visitsPerChange}
-	l.Floor = min(l.Most, max(l.Least, floorShare*even))
+	// Without a floor, on pages that change 25 times per cycle
+	// (docs/performance.md), URLs the optimum skipped made a lone crawler
+	// send a fifth of what politeness allowed.
+	l.Floor = min(l.Most, max(l.Least, revisit.FloorShare*even))
 	return l
 }
 

@@ -61,9 +61,9 @@ func TestRefitSpendsTheBudget(t *testing.T) {
 		t.Errorf("the schedule spends %.3f requests per second of %.3f", spent, want)
 	}
 	// The optimum of the bounded problem (at most visitsPerChange visits
-	// per change, worthAVisit; at least the floor, floorShare of an even
+	// per change, worthAVisit; at least the floor, revisit.FloorShare of an even
 	// share), page by page: μ by bisection in log space. And the optimum
-	// without a floor, which the floor costs at most floorShare of.
+	// without a floor, which the floor costs at most revisit.FloorShare of.
 	optimum := func(floor float64) float64 {
 		bounded := func(mu float64) []float64 {
 			fs := make([]float64, len(rates))
@@ -83,13 +83,13 @@ func TestRefitSpendsTheBudget(t *testing.T) {
 		}
 		return revisit.MeanFreshness(rates, bounded(hi))
 	}
-	best, free := optimum(floorShare*want/float64(len(rates))), optimum(0)
+	best, free := optimum(revisit.FloorShare*want/float64(len(rates))), optimum(0)
 	got := revisit.MeanFreshness(rates, freqs)
 	t.Logf("fitted schedule: freshness %.5f, optimum %.5f (%.4f of it), %.4f of the optimum without a floor; spends %.4f of %.4f; %d of %d URLs at the floor", got, best, got/best, got/free, spent, want, unvisited, len(rates))
 	if got < 0.999*best {
 		t.Errorf("fitted freshness %.5f is below the optimum %.5f", got, best)
 	}
-	if got < (1-floorShare)*free {
+	if got < (1-revisit.FloorShare)*free {
 		t.Errorf("fitted freshness %.5f costs more than the floor's share of the optimum without one, %.5f", got, free)
 	}
 	if unvisited == 0 {

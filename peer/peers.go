@@ -30,7 +30,7 @@ type MergeSchedule struct {
 	BackoffBase, BackoffMax time.Duration
 	// RequestRate is the peer's request budget (Config.RequestsPerSecond;
 	// 0: none), which merges pay from as polls do: merges from all peers
-	// together then take at most mergeBudgetShare of it.
+	// together then take at most rho.MergeBudgetShare of it.
 	RequestRate float64
 }
 
@@ -266,12 +266,8 @@ func (s *peerSet) done(shrURL string, o mergeOutcome, now time.Time) Record {
 	return *r
 }
 
-// mergeBudgetShare is the most of a request budget that merges take
-// (rho.MergeBudgetShare, which the simulator's cadence shares).
-const mergeBudgetShare = rho.MergeBudgetShare
-
 // budgetFloor is the shortest wait between merges from one peer that keeps
-// merges from all healthy peers within mergeBudgetShare of the request
+// merges from all healthy peers within rho.MergeBudgetShare of the request
 // budget, counted in the requests a merge makes (perMerge: about three in
 // the regime sweep's budget cells); 0 without one. s.mu held.
 func (s *peerSet) budgetFloor() time.Duration {
@@ -284,7 +280,7 @@ func (s *peerSet) budgetFloor() time.Duration {
 			n++
 		}
 	}
-	return time.Duration(float64(max(n, 1)) * max(1, s.perMerge) / (mergeBudgetShare * s.sched.RequestRate) * float64(time.Second))
+	return time.Duration(float64(max(n, 1)) * max(1, s.perMerge) / (rho.MergeBudgetShare * s.sched.RequestRate) * float64(time.Second))
 }
 
 // DefaultMergeMin is MergeSchedule.MergeMin's default: a web whose pages
