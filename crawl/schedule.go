@@ -165,8 +165,12 @@ func (c *Crawler) optimalInterval(h *host, lambda float64, r revisit.Rate, prev 
 func (c *Crawler) advance(h *host, now time.Time) {
 	var moved []*URLState
 	for st := range h.revisits() {
-		if st.Seen == 0 || st.Rate.Saturated() {
-			continue // a saturated estimate's interval halves from the last (revisit.Interval)
+		if st.Seen == 0 || (st.Rate.Saturated() && !h.fit.prior.Censored) {
+			// A saturated estimate's interval halves from the last
+			// (revisit.Interval). Under a censored prior it is the
+			// prior's mean beyond its bound, and a fit may plan it more
+			// often than the interval it waits on, like any estimate.
+			continue
 		}
 		lambda, ok := h.fit.prior.Estimate(st.Rate)
 		if !ok {

@@ -164,13 +164,14 @@ func measurePublish(ctx context.Context, args []string, out io.Writer) error {
 }
 
 func measureRevisits(ctx context.Context, args []string, out io.Writer) error {
-	fs := newFlags("measure revisits", "measure revisits [--hosts N] [--pages N] [--delay D] [--center R] [--spread S] [--warmup D] [--measure D] [--policies LIST] [--seed N]")
+	fs := newFlags("measure revisits", "measure revisits [--hosts N] [--pages N] [--delay D] [--center R] [--spread S] [--last-modified given|absent|now] [--warmup D] [--measure D] [--policies LIST] [--seed N]")
 	var c measure.RevisitConfig
 	fs.IntVar(&c.Hosts, "hosts", 2, "testweb hosts")
 	fs.IntVar(&c.Pages, "pages", 100, "pages per host")
 	fs.DurationVar(&c.Delay, "delay", 50*time.Millisecond, "politeness delay per host: the request rate is capped near 1/delay")
 	fs.Float64Var(&c.Center, "center", 0.6, "geometric centre of the pages' change rates, per second")
 	fs.Float64Var(&c.Spread, "spread", 3, "orders of magnitude the change rates spread over (log-uniform)")
+	fs.StringVar(&c.LastModified, "last-modified", measure.LastModifiedGiven, "what the hosts send as Last-Modified: given (the last change), absent, or now (the response's time)")
 	fs.DurationVar(&c.Warmup, "warmup", 3*time.Minute, "crawl time before freshness is measured")
 	fs.DurationVar(&c.Measure, "measure", 3*time.Minute, "time freshness is averaged over")
 	fs.Uint64Var(&c.Seed, "seed", 1, "random seed of the web")

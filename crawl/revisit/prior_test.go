@@ -25,6 +25,89 @@ func visited(rng *rand.Rand, lambda, interval float64, n int) Rate {
 	return r
 }
 
+// visitedUndated is the Rate of a page of rate lambda after n visits
+// every interval, without Last-Modified.
+func visitedUndated(rng *rand.Rand, lambda, interval float64, n int) Rate {
+	var r Rate
+	next := rng.ExpFloat64() / lambda
+	for i := 1; i <= n; i++ {
+		visit, changed := float64(i)*interval, false
+		for next <= visit {
+			changed = true
+			next += rng.ExpFloat64() / lambda
+		}
+		r.Observe(time.Duration(interval*1e9), changed, 0, false)
+	}
+	return r
+}
+
+// Pages without dates whose rates spread over three orders of magnitude,
+// most of them changed at every look: a fit that takes the saturated
+// estimates as the bounds they are puts the prior's mean near the truth's,
+// and raises those estimates toward their rates. Taken as points, as
+// before, they drew the mean an order of magnitude low.
+func TestPriorCensoredBySaturatedEstimates(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	var rates []Rate
+	var truth []float64
+	var fit PriorFit
+	trueMean, pointsMean, estimated := 0.0, 0.0, 0
+	for range 400 {
+		lambda := 0.5 * math.Pow(10, 3*(rng.Float64()-0.5))
+		r := visitedUndated(rng, lambda, 10, 6) // five changes per look at the centre
+		rates, truth = append(rates, r), append(truth, lambda)
+		trueMean += math.Log(lambda) / 400
+		fit.Add(r)
+		if l, ok := r.Estimate(); ok {
+			pointsMean += math.Log(l)
+			estimated++
+		}
+	}
+	pointsMean /= float64(estimated)
+	p := fit.Prior()
+	if !p.Censored {
+		t.Fatalf("prior %+v: not censored", p)
+	}
+	saturated, rawErr, pulledErr := 0, 0.0, 0.0
+	for i, r := range rates {
+		if !r.Saturated() {
+			continue
+		}
+		saturated++
+		a, _ := r.Estimate()
+		b, _ := p.Estimate(r)
+		if b < a {
+			t.Fatalf("a bound %g was lowered to %g", a, b)
+		}
+		rawErr += math.Pow(math.Log(a/truth[i]), 2)
+		pulledErr += math.Pow(math.Log(b/truth[i]), 2)
+	}
+	t.Logf("%d of 400 saturated; true mean of log λ %.3f, censored fit %+v, as points %.3f; squared log error of the saturated %.3f, pulled %.3f",
+		saturated, trueMean, p, pointsMean, rawErr/float64(saturated), pulledErr/float64(saturated))
+	if saturated < 150 {
+		t.Fatalf("only %d saturated estimates", saturated)
+	}
+	if math.Abs(p.Mean-trueMean) > 0.5 {
+		t.Errorf("censored fit's mean %.3f, the truth's %.3f", p.Mean, trueMean)
+	}
+	if pulledErr > 0.6*rawErr {
+		t.Errorf("the saturated estimates' squared log error went from %.3f to %.3f", rawErr, pulledErr)
+	}
+
+	// Fewer than minCensoredFit estimates that are not bounds: nothing says
+	// how far beyond them the rates go, and the fit takes them as points.
+	var few PriorFit
+	for i := range 20 {
+		few.Add(Rate{Visits: 5, Changes: 5, Watched: float32(40 + i)})
+	}
+	for range minCensoredFit - 1 {
+		few.Add(Rate{Visits: 5, Changes: 2, Watched: 50})
+	}
+	if p := few.Prior(); !p.Fitted || p.Censored {
+		t.Errorf("prior of %d estimates, %d of them bounds: %+v", 20+minCensoredFit-1, 20, p)
+	}
+}
+
 func logSpread(xs []float64) float64 {
 	s, q := 0.0, 0.0
 	for _, x := range xs {
@@ -87,6 +170,9 @@ func TestPriorPullsOnlyNoise(t *testing.T) {
 // fit of what is left, or of both: what a host with URLs on disk keeps.
 func TestPriorFitAndBinsAreAdditive(t *testing.T) {
 	rate := func(i int) Rate {
+		if i%5 == 0 { // saturated: a bound
+			return Rate{Visits: uint32(3 + i%4), Changes: uint32(3 + i%4), Watched: float32(100 * (1 + i%13))}
+		}
 		return Rate{Visits: uint32(10 + i), Changes: uint32(1 + i%7), Watched: float32(100 * (1 + i%13))}
 	}
 	var all, some, rest PriorFit
@@ -118,7 +204,10 @@ func TestPriorFitAndBinsAreAdditive(t *testing.T) {
 		}
 	}
 	near := func(a, b Prior) bool {
-		return a.Fitted == b.Fitted && math.Abs(a.Mean-b.Mean) < 1e-9 && math.Abs(a.Var-b.Var) < 1e-9
+		return a.Fitted == b.Fitted && a.Censored == b.Censored && math.Abs(a.Mean-b.Mean) < 1e-6 && math.Abs(a.Var-b.Var) < 1e-6
+	}
+	if !all.Prior().Censored {
+		t.Errorf("prior %+v of bounds and estimates is not censored", all.Prior())
 	}
 	if !near(merged.Prior(), all.Prior()) || !near(left.Prior(), rest.Prior()) {
 		t.Errorf("merged %+v, all %+v; left %+v, rest %+v", merged.Prior(), all.Prior(), left.Prior(), rest.Prior())

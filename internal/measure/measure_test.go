@@ -113,9 +113,13 @@ func TestFirstVisitsOnRealPages(t *testing.T) {
 }
 
 // The revisit experiment runs each policy and reports it against one
-// optimum (a short run: the mechanics, not the figures).
+// optimum (a short run: the mechanics, not the figures), here on hosts
+// that send no Last-Modified.
 func TestRevisitsReport(t *testing.T) {
-	rep, err := Revisits(context.Background(), RevisitConfig{Hosts: 1, Pages: 20, Delay: 10 * time.Millisecond,
+	if _, err := Revisits(context.Background(), RevisitConfig{LastModified: "sometimes"}); err == nil {
+		t.Error("Last-Modified \"sometimes\" taken")
+	}
+	rep, err := Revisits(context.Background(), RevisitConfig{Hosts: 1, Pages: 20, Delay: 10 * time.Millisecond, LastModified: LastModifiedAbsent,
 		Warmup: 2 * time.Second, Measure: 2 * time.Second, Policies: []string{crawl.RevisitOptimal, crawl.RevisitUniform}})
 	if err != nil {
 		t.Fatal(err)
@@ -123,6 +127,9 @@ func TestRevisitsReport(t *testing.T) {
 	var b strings.Builder
 	rep.Print(&b)
 	t.Log("\n" + b.String())
+	if !strings.Contains(b.String(), "Last-Modified absent") {
+		t.Error("the report does not say the hosts sent no Last-Modified")
+	}
 	if len(rep.Runs) != 2 || rep.Budget <= 0 {
 		t.Fatalf("report %+v", rep)
 	}

@@ -30,8 +30,12 @@ type RevisitConfig struct {
 	// Spread orders of magnitude around Center changes per second; default
 	// 0.6 and 3 (0.019 to 19 changes per second).
 	Center, Spread float64
-	Warmup         time.Duration // before freshness is measured; default 3 min
-	Measure        time.Duration // the time freshness is averaged over; default 3 min
+	// LastModified is what the hosts send as Last-Modified: "given" (the
+	// time of the page's last change; the default), "absent" (none), or
+	// "now" (the time of the response, as dynamic sites do).
+	LastModified string
+	Warmup       time.Duration // before freshness is measured; default 3 min
+	Measure      time.Duration // the time freshness is averaged over; default 3 min
 	// Policies to compare; default optimal, adaptive and uniform. Each
 	// runs against its own copy of the web (the same seed: the same rates).
 	Policies []string
@@ -55,6 +59,9 @@ func (c *RevisitConfig) defaults() {
 	if c.Spread <= 0 {
 		c.Spread = 3
 	}
+	if c.LastModified == "" {
+		c.LastModified = LastModifiedGiven
+	}
 	if c.Warmup <= 0 {
 		c.Warmup = 3 * time.Minute
 	}
@@ -67,6 +74,28 @@ func (c *RevisitConfig) defaults() {
 	if c.Seed == 0 {
 		c.Seed = 1
 	}
+}
+
+// What a RevisitConfig's hosts send as Last-Modified.
+const (
+	LastModifiedGiven  = "given"
+	LastModifiedAbsent = "absent"
+	LastModifiedNow    = "now"
+)
+
+func (c *RevisitConfig) web() (testweb.Config, error) {
+	w := testweb.Config{Hosts: c.Hosts, PagesPerHost: c.Pages, UpdateRate: c.Center,
+		RateSpread: c.Spread, CrossLinks: -1, Seed: c.Seed}
+	switch c.LastModified {
+	case LastModifiedGiven:
+	case LastModifiedAbsent:
+		w.NoLastModifiedEvery = 1
+	case LastModifiedNow:
+		w.LastModifiedNow = true
+	default:
+		return w, fmt.Errorf("last-modified %q: want %s, %s or %s", c.LastModified, LastModifiedGiven, LastModifiedAbsent, LastModifiedNow)
+	}
+	return w, nil
 }
 
 // PolicyRun is what one policy achieved.
@@ -131,10 +160,13 @@ func Revisits(ctx context.Context, cfg RevisitConfig) (*RevisitReport, error) {
 			a.web.Close()
 		}
 	}()
+	webCfg, err := cfg.web()
+	if err != nil {
+		return nil, err
+	}
 	var wg sync.WaitGroup
 	for _, p := range cfg.Policies {
-		w, err := testweb.Start(testweb.Config{Hosts: cfg.Hosts, PagesPerHost: cfg.Pages, UpdateRate: cfg.Center,
-			RateSpread: cfg.Spread, CrossLinks: -1, Seed: cfg.Seed})
+		w, err := testweb.Start(webCfg)
 		if err != nil {
 			return nil, err
 		}
@@ -164,7 +196,7 @@ func Revisits(ctx context.Context, cfg RevisitConfig) (*RevisitReport, error) {
 		views[i] = &a.sampled
 	}
 	measuring := false
-	err := sampleFreshness(ctx, views, cfg.Warmup, cfg.Measure, cfg.Progress, func() {
+	err = sampleFreshness(ctx, views, cfg.Warmup, cfg.Measure, cfg.Progress, func() {
 		measuring = true
 		for _, a := range arms {
 			a.polls[0] = a.c.Stats().Polls
@@ -324,8 +356,8 @@ func optimumPerHost(w *testweb.Web, budget float64) (float64, map[string]float64
 // Print writes the report as a table.
 func (r *RevisitReport) Print(out io.Writer) {
 	c := r.Config
-	fmt.Fprintf(out, "revisits: %d hosts x %d pages, change rates log-uniform over %g orders around %g/s, delay %v; warm-up %v, measured over %v\n",
-		c.Hosts, c.Pages, c.Spread, c.Center, c.Delay, c.Warmup, c.Measure)
+	fmt.Fprintf(out, "revisits: %d hosts x %d pages, change rates log-uniform over %g orders around %g/s, delay %v, Last-Modified %s; warm-up %v, measured over %v\n",
+		c.Hosts, c.Pages, c.Spread, c.Center, c.Delay, c.LastModified, c.Warmup, c.Measure)
 	fmt.Fprintf(out, "optimum for %.2f requests/s: freshness %.4f\n", r.Budget, r.Runs[0].Optimum)
 	fmt.Fprintf(out, "%-9s %9s %10s %12s %10s %14s\n", "policy", "fresh", "of optimum", "requests/s", "estimated", "est/true med,mean")
 	for _, run := range r.Runs {
