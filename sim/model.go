@@ -22,6 +22,11 @@ type Model struct {
 	// changes as often in all); 0: every object at UpdateRate, as in the
 	// thesis. ObjectRate says an object's rate.
 	RateSpread float64
+	// Undated: objects carry no date of their last change (live: a host
+	// that sends no Last-Modified, or the response's time), so crawlers
+	// that estimate change rates have only whether each poll found a
+	// change (revisit.Rate's count form); false: the date, as the thesis.
+	Undated bool
 
 	NetworkBps float64 // the shared network (thesis: 1.5 Mbps)
 	LinkBps    float64 // every crawler's link (thesis: 100 Kbps)

@@ -29,6 +29,9 @@ type RegimeSetup struct {
 	// live crawler reaches within a few per cent) or RevisitOptimal (the
 	// live crawler's, for spread rates).
 	Revisit string
+	// Undated: the live hosts send no Last-Modified, or the response's
+	// time (Model.Undated).
+	Undated bool
 	Seed    uint64
 }
 
@@ -56,6 +59,7 @@ func RegimeCell(ctx context.Context, s RegimeSetup) (coop, alone float64, err er
 	cycle := float64(s.Objects) * poll
 	m.UpdateRate = s.CycleRatio / cycle
 	m.RateSpread = s.RateSpread
+	m.Undated = s.Undated
 	m.Duration = 20 * cycle
 	m.SampleEvery = cycle / 10
 	if !s.Budget {

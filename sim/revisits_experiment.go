@@ -41,8 +41,12 @@ func planRevisits(p *plan) func(*Report) {
 		t := &Table{Name: "revisits", Header: []string{"policy", "web_freshness_last_half", "optimum", "share_of_optimum", "polls_per_second"}}
 		ch := &Chart{Name: "revisits", Title: fmt.Sprintf("One crawler's web freshness by revisit policy, rates spread over %g orders of magnitude", m.RateSpread),
 			XLabel: "simulated days", YLabel: "share of the web held current", YMax: 1}
-		r.Summary = append(r.Summary, fmt.Sprintf("%d objects, update rates log-uniform over %g orders of magnitude (mean %.3g/s; 0: all equal), no churn, %.1f simulated days; freshness over the last half",
-			m.Objects, m.RateSpread, m.UpdateRate, m.Duration/Day))
+		dates := "dated changes (Last-Modified)"
+		if m.Undated {
+			dates = "undated changes (no Last-Modified)"
+		}
+		r.Summary = append(r.Summary, fmt.Sprintf("%d objects, update rates log-uniform over %g orders of magnitude (mean %.3g/s; 0: all equal), %s, no churn, %.1f simulated days; freshness over the last half",
+			m.Objects, m.RateSpread, m.UpdateRate, dates, m.Duration/Day))
 		for i, pol := range policies {
 			run := runs[i]
 			c := run.res.Crawlers[0]

@@ -30,11 +30,12 @@ const (
 // slot). Merged records fill the crawler's cache but do not move its
 // schedule.
 type pollSchedule struct {
-	policy string
-	byDue  *indexHeap // the objects queued, by due time
-	iv     []float64  // by object
-	seen   []float64  // the last poll; -1: never polled
-	rate   []revisit.Rate
+	policy  string
+	undated bool       // Model.Undated: polls see no date of the last change
+	byDue   *indexHeap // the objects queued, by due time
+	iv      []float64  // by object
+	seen    []float64  // the last poll; -1: never polled
+	rate    []revisit.Rate
 
 	// The budget is the crawler's own poll rate, measured between fits:
 	// a simulated crawler is never idle, so what it polls is what it may.
@@ -48,7 +49,7 @@ type pollSchedule struct {
 }
 
 func newPollSchedule(policy string, slots, objects int, m Model, rng interface{ Float64() float64 }) *pollSchedule {
-	s := &pollSchedule{policy: policy, byDue: newIndexHeap(slots), iv: make([]float64, slots),
+	s := &pollSchedule{policy: policy, undated: m.Undated, byDue: newIndexHeap(slots), iv: make([]float64, slots),
 		seen: make([]float64, slots), rate: make([]revisit.Rate, slots)}
 	// One poll takes ObjectBytes at link speed: the first estimate of the
 	// budget, before any fit measures it.
@@ -93,7 +94,7 @@ func (s *pollSchedule) polled(o uint32, now float64, changed, deleted bool, last
 		return
 	}
 	if s.seen[o] >= 0 && now > s.seen[o] {
-		s.rate[o].Observe(secs(now-s.seen[o]), changed, secs(now-lastMod), true)
+		s.rate[o].Observe(secs(now-s.seen[o]), changed, secs(now-lastMod), !s.undated)
 	}
 	s.seen[o] = now
 	iv := s.iv[o]

@@ -20,14 +20,14 @@ type simOptions struct {
 	scale, nList, dir                      string
 	seed                                   uint64
 	trials, freeMax, workers, liars        int
-	quiet, noCompare, cadence              bool
+	quiet, noCompare, cadence, undated     bool
 	damping, record, update, lieRate, rate float64
 	name                                   string      // the experiment, set by check
 	run                                    sim.Options // set by check
 }
 
 func newSimFlags() (*flag.FlagSet, *simOptions) {
-	fs := newFlags("sim", "sim EXPERIMENT [--scale S] [--seed N] [--n LIST] [--cadence] [--out DIR]\n\nexperiments:\n"+experimentList())
+	fs := newFlags("sim", "sim EXPERIMENT [--scale S] [--seed N] [--n LIST] [--cadence] [--undated] [--out DIR]\n\nexperiments:\n"+experimentList())
 	o := &simOptions{}
 	fs.StringVar(&o.scale, "scale", "small", "model size: thesis (1,000,000 objects, 180 days), medium (1/10), small (1/100) or tiny (1/1000)")
 	fs.Uint64Var(&o.seed, "seed", 1, "random seed; a run's result depends only on it and the run")
@@ -44,6 +44,7 @@ func newSimFlags() (*flag.FlagSet, *simOptions) {
 	fs.IntVar(&o.liars, "liars", 1, "liars: lying crawlers added to the community")
 	fs.Float64Var(&o.lieRate, "lie-rate", 0, "liars: false records each liar makes up per simulated second (default: one per poll time, 1/s)")
 	fs.BoolVar(&o.cadence, "cadence", false, "sharing crawlers merge as a live peer does: from a peer only when its wait, which follows what merges bring, is over, within 15% of the link (the thesis's merge whenever rho draws one)")
+	fs.BoolVar(&o.undated, "undated", false, "objects carry no date of their last change (live: no Last-Modified): rates are estimated from whether each poll found a change")
 	fs.Float64Var(&o.rate, "rate-spread", -1, "objects' update rates log-uniform over this many orders of magnitude, mean unchanged (0: equal rates, the thesis's; default: 0, and 3 for revisits)")
 	return fs, o
 }
@@ -65,6 +66,7 @@ func (o *simOptions) check(pos []string) error {
 	if err != nil {
 		return err
 	}
+	m.Undated = o.undated
 	if o.liars < 1 || o.lieRate < 0 {
 		return usagef("--liars must be at least 1 and --lie-rate cannot be negative")
 	}

@@ -108,6 +108,44 @@ func TestPriorCensoredBySaturatedEstimates(t *testing.T) {
 	}
 }
 
+// A censored fit of any mixture, however degenerate (estimates all
+// alike, bounds far beyond or below them), gives finite numbers, and
+// never lowers a bound.
+func TestPriorCensoredFitIsFinite(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for trial := range 2000 {
+		var fit PriorFit
+		alike := trial%3 == 0
+		for range 8 + rng.IntN(40) {
+			n := uint32(2 + rng.IntN(30))
+			x := uint32(1 + rng.IntN(int(n)-1))
+			w := float32(math.Pow(10, 6*rng.Float64()-3))
+			if alike {
+				x, w = 1, 10
+			}
+			fit.Add(Rate{Visits: n, Changes: x, Watched: w, Still: -1})
+		}
+		var bounds []Rate
+		for range 1 + rng.IntN(40) {
+			n := uint32(2 + rng.IntN(30))
+			r := Rate{Visits: n, Changes: n, Watched: float32(math.Pow(10, 8*rng.Float64()-4)), Still: -1}
+			bounds = append(bounds, r)
+			fit.Add(r)
+		}
+		p := fit.Prior()
+		if !p.Censored || math.IsNaN(p.Mean) || math.IsInf(p.Mean, 0) || math.IsNaN(p.Var) || math.IsInf(p.Var, 0) || p.Var < 0 {
+			t.Fatalf("trial %d: prior %+v", trial, p)
+		}
+		for _, r := range bounds {
+			raw, _ := r.Estimate()
+			got, ok := p.Estimate(r)
+			if !ok || math.IsNaN(got) || math.IsInf(got, 0) || got < raw {
+				t.Fatalf("trial %d: prior %+v took the bound %g of %+v to %g", trial, p, raw, r, got)
+			}
+		}
+	}
+}
+
 func logSpread(xs []float64) float64 {
 	s, q := 0.0, 0.0
 	for _, x := range xs {

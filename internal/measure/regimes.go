@@ -513,7 +513,8 @@ func runRegime(ctx context.Context, cfg RegimeConfig, cell RegimeCell, seed uint
 		res.Uniform = res.Optimum
 	}
 	simCell := sim.RegimeSetup{Objects: cfg.Hosts * cell.Pages, Peers: cell.Peers, CycleRatio: cell.CycleRatio, RateSpread: cell.RateSpread,
-		Budget: cell.Budget > 0, MergeMinPolls: peer.DefaultMergeMin.Seconds() * res.Allowed, Seed: seed}
+		Budget: cell.Budget > 0, MergeMinPolls: peer.DefaultMergeMin.Seconds() * res.Allowed, Seed: seed,
+		Undated: !cell.LastModified || cell.LastModifiedNow}
 	if cell.RateSpread > 0 {
 		simCell.Revisit = sim.RevisitOptimal
 	}
