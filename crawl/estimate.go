@@ -28,7 +28,8 @@ func (c *Crawler) observeLook(st *URLState, at time.Time, changed bool, lastMod 
 // fall in each band of estimated changes per day, how many have none yet,
 // and the freshness their present revisit intervals should give,
 // (1 − e^(−λI)) / (λI) averaged over the URLs with an estimate (Cho and
-// Garcia-Molina's freshness of a Poisson page revisited every I). Parked
+// Garcia-Molina's freshness of a Poisson page revisited every I), with λ
+// the estimate as the plan takes it, pulled toward its host's prior. Parked
 // URLs count in the bands by the rates their hosts' fits keep of them
 // (to 1/64 decade), not in the freshness.
 type RateStats struct {
@@ -64,6 +65,15 @@ func (c *Crawler) RateStats() RateStats {
 			if perDay < b.below {
 				s.PerDay[b.name]++
 				break
+			}
+		}
+		// The freshness the plan expects is that of the rates it planned
+		// with: each estimate pulled toward its host's prior. A raw
+		// estimate of a few looks is noisy, and freshness is convex in
+		// the rate, so raw estimates expect more than the plan gives.
+		if h := c.f.hosts[hostKey(st.URL)]; h != nil {
+			if pulled, ok := h.fit.prior.Estimate(st.Rate); ok {
+				r = pulled
 			}
 		}
 		if x := r * st.Interval.Seconds(); x > 0 {

@@ -1,9 +1,11 @@
 package crawl
 
 import (
+	"math"
 	"testing"
 	"time"
 
+	"github.com/cocrawl/cocrawl/crawl/revisit"
 	"github.com/cocrawl/cocrawl/internal/testweb"
 	"github.com/cocrawl/cocrawl/webevents"
 )
@@ -96,5 +98,37 @@ func TestRateStats(t *testing.T) {
 	}
 	if s.ExpectedFreshness < 0.6 || s.ExpectedFreshness > 0.8 { // λI ≈ 0.6: (1-e^-0.6)/0.6 ≈ 0.75
 		t.Errorf("expected freshness %.3f", s.ExpectedFreshness)
+	}
+
+	// The freshness the plan expects is that of the rates it plans with,
+	// each estimate pulled toward its host's prior: here one page whose
+	// few looks read it four times slower than its host's others.
+	c.mu.Lock()
+	slow := c.f.get("http://a.example/c")
+	slow.Interval = time.Hour
+	for range 4 {
+		slow.Rate.Observe(4*time.Hour, true, -1, false)
+	}
+	slow.Rate.Observe(4*time.Hour, false, -1, false)
+	h := c.f.hosts[hostKey(slow.URL)]
+	h.fit.prior = revisit.Prior{Mean: math.Log(0.5 / 3600), Var: 0.01, Fitted: true}
+	raw, _ := slow.Rate.Estimate()
+	pulled, _ := h.fit.prior.Estimate(slow.Rate)
+	c.mu.Unlock()
+	s = c.RateStats()
+	var want, unpulled float64
+	fresh := func(l float64, iv time.Duration) float64 { x := l * iv.Seconds(); return (1 - math.Exp(-x)) / x / 3 }
+	for _, u := range []string{"http://a.example/", "http://a.example/b", "http://a.example/c"} {
+		c.mu.Lock()
+		st := c.f.get(u)
+		l, _ := h.fit.prior.Estimate(st.Rate)
+		r, _ := st.Rate.Estimate()
+		want += fresh(l, st.Interval)
+		unpulled += fresh(r, st.Interval)
+		c.mu.Unlock()
+	}
+	if math.Abs(s.ExpectedFreshness-want) > 1e-9 || math.Abs(want-unpulled) < 0.01 {
+		t.Errorf("expected freshness %.4f, want %.4f of the pulled estimates (the slow page's %.3g/h raw, %.3g/h pulled)",
+			s.ExpectedFreshness, want, raw*3600, pulled*3600)
 	}
 }
