@@ -165,6 +165,35 @@ func TestSitemapsReport(t *testing.T) {
 	}
 }
 
+// The sweep a user runs by default measures every regime the policies
+// must hold in, not only the one they were tuned on: each cycle ratio,
+// Last-Modified given, absent and the response's time, template noise,
+// soft 404s, spread rates, a slower delay, 2 and 5 peers, a large host.
+func TestDefaultRegimeCellsCoverTheRegimes(t *testing.T) {
+	has := map[string]bool{}
+	for _, c := range DefaultRegimeCells() {
+		has[fmt.Sprint("ratio ", c.CycleRatio)] = true
+		switch {
+		case c.Noisy:
+			has["noisy"] = true
+		case c.LastModifiedNow:
+			has["lm now"] = true
+		case !c.LastModified:
+			has["no lm"] = true
+		}
+		has["soft404"] = has["soft404"] || c.Soft404
+		has["spread"] = has["spread"] || c.RateSpread > 0
+		has["delay 1s"] = has["delay 1s"] || c.Delay >= time.Second
+		has[fmt.Sprint("peers ", c.Peers)] = true
+		has["1000 pages"] = has["1000 pages"] || c.Pages >= 1000
+	}
+	for _, want := range []string{"ratio 0.2", "ratio 1", "ratio 5", "ratio 25", "noisy", "lm now", "no lm", "soft404", "spread", "delay 1s", "peers 2", "peers 3", "peers 5", "1000 pages"} {
+		if !has[want] {
+			t.Errorf("the default sweep has no cell for %s", want)
+		}
+	}
+}
+
 // One small cell of the regime sweep: the harness runs peers and lone
 // crawlers on a changing web and its figures are sane; the simulator's
 // cell runs beside it.

@@ -127,8 +127,11 @@ func (c RegimeCell) cycle() time.Duration {
 
 // DefaultRegimeCells is the grid `cocrawl measure regimes` runs when given
 // none: every cycle ratio at 50 pages a host, 0.2 s, 3 peers and
-// Last-Modified; then without Last-Modified, at 1 s, with 2 and 5 peers,
-// and 1,000 pages a host, at a ratio of 5.
+// Last-Modified; then, at a ratio of 5, without Last-Modified, with the
+// response's time as Last-Modified, with template noise and no
+// validators, with a tenth of the pages replaced each cycle as soft 404s,
+// with change rates spread over three orders of magnitude and no
+// Last-Modified, at 1 s, with 2 and 5 peers, and 1,000 pages a host.
 func DefaultRegimeCells() []RegimeCell {
 	var cells []RegimeCell
 	base := RegimeCell{CycleRatio: 5, Pages: 50, LastModified: true, Delay: 200 * time.Millisecond, Peers: 3}
@@ -143,6 +146,10 @@ func DefaultRegimeCells() []RegimeCell {
 		cells = append(cells, c)
 	}
 	vary(func(c *RegimeCell) { c.LastModified = false })
+	vary(func(c *RegimeCell) { c.LastModifiedNow = true })
+	vary(func(c *RegimeCell) { c.LastModified, c.Noisy = false, true })
+	vary(func(c *RegimeCell) { c.Soft404 = true })
+	vary(func(c *RegimeCell) { c.LastModified, c.RateSpread = false, 3 })
 	vary(func(c *RegimeCell) { c.Delay = time.Second })
 	vary(func(c *RegimeCell) { c.Peers = 2 })
 	vary(func(c *RegimeCell) { c.Peers = 5 })
