@@ -30,7 +30,7 @@ type RegimeSetup struct {
 	// live crawler's, for spread rates).
 	Revisit string
 	// Undated: the live hosts send no Last-Modified, or the response's
-	// time (Model.Undated).
+	// time, or no validators at all (noisy pages): Model.Undated.
 	Undated bool
 	Seed    uint64
 }
