@@ -165,11 +165,14 @@ func (c *Crawler) optimalInterval(h *host, lambda float64, r revisit.Rate, prev 
 func (c *Crawler) advance(h *host, now time.Time) {
 	var moved []*URLState
 	for st := range h.revisits() {
-		if st.Seen == 0 || (st.Rate.Saturated() && !h.fit.prior.Censored) {
-			// A saturated estimate's interval halves from the last
-			// (revisit.Interval). Under a censored prior it is the
-			// prior's mean beyond its bound, and a fit may plan it more
-			// often than the interval it waits on, like any estimate.
+		// Saturated estimates too: a probe's interval (revisit.Interval)
+		// is never longer than the optimum's, so none moves, but one a
+		// censored prior put off to the floor (revisit.Prior) and a later
+		// fit plans back in would otherwise wait the floor's interval
+		// out: where a host's estimates that are not bounds hover about
+		// the censored fit's least, its prior goes back and forth, and a
+		// lone crawler on replaced pages sent 0.85 of its budget.
+		if st.Seen == 0 {
 			continue
 		}
 		lambda, ok := h.fit.prior.Estimate(st.Rate)

@@ -290,8 +290,8 @@ func TestLoneCrawlerSpendsItsBudgetOnFastPages(t *testing.T) {
 // pages as too fast to keep fresh, as the optimum does, and their visits
 // go to the slower pages, where they hold freshness. Fitted as points,
 // the bounds read every fast page as a moderate one: on this web the
-// fastest third got 1.35 times the visits of the slowest, against 0.27
-// with the censored fit (and 0.95 of uniform revisits' freshness in
+// fastest third got 1.18 to 1.24 times the visits of the slowest, against
+// 0.30 to 0.42 with the censored fit (and 0.95 of uniform revisits' freshness in
 // `cocrawl measure revisits --last-modified absent` after 15 cycles,
 // against 1.17: docs/performance.md).
 func TestUndatedFastPagesAreLetGo(t *testing.T) {
@@ -334,7 +334,7 @@ func TestUndatedFastPagesAreLetGo(t *testing.T) {
 	}
 	slow, mid, fast := perPage(urls[:third]), perPage(urls[third:2*third]), perPage(urls[len(urls)-third:])
 	t.Logf("visits a page over 8 s by thirds of the rates: slowest %.1f, middle %.1f, fastest %.1f", slow, mid, fast)
-	if fast > slow/2 {
+	if fast > 0.6*slow {
 		t.Errorf("the fastest third of undated pages got %.1f visits a page, the slowest %.1f", fast, slow)
 	}
 }
