@@ -71,7 +71,7 @@ func (c *Crawler) RateStats() RateStats {
 		// with: each estimate pulled toward its host's prior. A raw
 		// estimate of a few looks is noisy, and freshness is convex in
 		// the rate, so raw estimates expect more than the plan gives.
-		if h := c.f.hosts[hostKey(st.URL)]; h != nil {
+		if h := c.f.lookup(hostKey(st.URL)); h != nil {
 			if pulled, ok := h.fit.prior.Estimate(st.Rate); ok {
 				r = pulled
 			}

@@ -110,7 +110,7 @@ func TestRateStats(t *testing.T) {
 		slow.Rate.Observe(4*time.Hour, true, -1, false)
 	}
 	slow.Rate.Observe(4*time.Hour, false, -1, false)
-	h := c.f.hosts[hostKey(slow.URL)]
+	h := c.f.lookup(hostKey(slow.URL))
 	h.fit.prior = revisit.Prior{Mean: math.Log(0.5 / 3600), Var: 0.01, Fitted: true}
 	raw, _ := slow.Rate.Estimate()
 	pulled, _ := h.fit.prior.Estimate(slow.Rate)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/cocrawl/cocrawl/crawl/revisit"
@@ -109,6 +110,11 @@ func TestRevisitsUndated(t *testing.T) {
 	t.Logf("undated, 25 changes a cycle: share of the optimum over the last half: cycle %.3f, optimal %.3f", share[RevisitCycle], share[RevisitOptimal])
 	if share[RevisitOptimal] < 0.9 || share[RevisitOptimal] <= share[RevisitCycle] {
 		t.Errorf("undated: the optimal policy held %.3f of the optimum, the cycle %.3f", share[RevisitOptimal], share[RevisitCycle])
+	}
+
+	rep := &Report{Experiment: "revisits", Options: Options{Model: m}}
+	if !strings.Contains(rep.Text(), "--undated") {
+		t.Errorf("the report of an undated model does not say so:\n%s", rep.Text())
 	}
 
 	// What a poll of an undated object observes: no date, so the count

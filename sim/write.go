@@ -59,6 +59,9 @@ func (r *Report) Text() string {
 	if o.Cadence {
 		b.WriteString("sharing crawlers merge with a live peer's cadence (--cadence), not whenever rho draws a merge\n")
 	}
+	if m.Undated {
+		b.WriteString("objects carry no date of their last change (--undated): crawlers estimate rates from whether each poll found a change\n")
+	}
 	var ops, events, moved int64
 	var cpu float64
 	for _, run := range r.Runs {
