@@ -71,6 +71,7 @@ type Crawler struct {
 	countStop, countDone chan struct{}
 
 	global   globalFit     // the crawler-wide revisit budget (schedule.go); c.mu
+	pool     pooledPrior   // every host's estimates, the prior of hosts with few (schedule.go); c.mu
 	self     *selfCheck    // sampled polls that measure freshness (selfcheck.go)
 	fitEvery time.Duration // how often budgets are refitted: fitEvery, shorter in tests
 

@@ -50,6 +50,16 @@ func (m *moments) merge(o moments) {
 	m.noise += o.noise
 }
 
+func (m *moments) unmerge(o moments) {
+	m.n -= o.n
+	m.sum -= o.sum
+	m.sumSq -= o.sumSq
+	m.noise -= o.noise
+	if m.n < 1 {
+		*m = moments{} // no rounding left behind
+	}
+}
+
 // Add takes one page's estimate.
 func (p *PriorFit) Add(r Rate) { p.take(r, 1) }
 
@@ -78,13 +88,24 @@ func (p *PriorFit) Merge(o PriorFit) {
 	p.sat.merge(o.sat)
 }
 
+// Unmerge takes back what Merge added: a fit of many sets' sums (a
+// crawler's hosts) replaces one set's part when that set is fitted again.
+func (p *PriorFit) Unmerge(o PriorFit) {
+	p.est.unmerge(o.est)
+	p.sat.unmerge(o.sat)
+}
+
+// Len is how many estimates the fit holds.
+func (p *PriorFit) Len() int { return int(p.est.n + p.sat.n + 0.5) }
+
 // minCensoredFit is how many estimates that are not bounds a fit needs
 // before it reads the saturated ones as bounds: with fewer, nothing says
 // how far beyond their bounds the rates lie.
 const minCensoredFit = 8
 
 // Prior returns the fitted prior; it pulls nothing while fewer than 8
-// pages have estimates.
+// pages have estimates (a crawler lends such hosts a prior pooled over
+// its hosts).
 //
 // Saturated estimates (every look found a change, no dates) are bounds:
 // the page changes at least about that often. Fitted as points, as they

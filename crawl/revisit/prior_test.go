@@ -250,6 +250,16 @@ func TestPriorFitAndBinsAreAdditive(t *testing.T) {
 	if !near(merged.Prior(), all.Prior()) || !near(left.Prior(), rest.Prior()) {
 		t.Errorf("merged %+v, all %+v; left %+v, rest %+v", merged.Prior(), all.Prior(), left.Prior(), rest.Prior())
 	}
+	// A pool of fits (a crawler's hosts) that has one taken out again is
+	// the fit of the others; with every one taken out, empty.
+	unmerged := merged
+	unmerged.Unmerge(some)
+	if !near(unmerged.Prior(), rest.Prior()) || unmerged.Len() != rest.Len() {
+		t.Errorf("unmerged %+v (%d), rest %+v (%d)", unmerged.Prior(), unmerged.Len(), rest.Prior(), rest.Len())
+	}
+	if unmerged.Unmerge(rest); unmerged.Len() != 0 || unmerged.Prior().Fitted {
+		t.Errorf("a pool with every fit taken out holds %d estimates", unmerged.Len())
+	}
 	lim := Limits{Least: 1e-6, Most: 10}
 	for _, budget := range []float64{0.01, 0.1, 1} {
 		if a, b := mergedBins.Multiplier(budget, lim), allBins.Multiplier(budget, lim); math.Abs(a-b) > 1e-9*b {
