@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/cocrawl/cocrawl/crawl"
+	"github.com/cocrawl/cocrawl/internal/sampling"
 	"github.com/cocrawl/cocrawl/internal/testweb"
 	"github.com/cocrawl/cocrawl/peer"
 	"github.com/cocrawl/cocrawl/peer/p2p"
@@ -313,13 +314,15 @@ func (c *community) printDashboards(out io.Writer) {
 	fmt.Fprintln(out)
 }
 
-// watch measures every peer every 2 s into rep.Series, printing progress,
+// watch measures every peer about every 2 s into rep.Series, printing progress,
 // until cfg.Duration has passed or ctx ends (interrupted).
 func (c *community) watch(ctx context.Context, cfg Config, w *testweb.Web, rep *Report) (interrupted bool, err error) {
 	start := time.Now()
 	deadline := time.NewTimer(cfg.Duration)
 	defer deadline.Stop()
-	sample := time.NewTicker(2 * time.Second)
+	// At random phases, a mean of 2 s apart: a fixed period looks at one
+	// point of the peers' politeness grid (package sampling).
+	sample := sampling.NewTicker(2*time.Second, uint64(start.UnixNano()))
 	defer sample.Stop()
 	lastPrint := start
 loop:

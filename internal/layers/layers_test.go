@@ -34,11 +34,12 @@ var allowed = map[string][]string{
 	"peer/p2p":            {"protocol"},
 	"peer/trust":          {},
 	"sim":                 {"peer/rho", "peer/trust", "crawl/revisit", "internal/chart"},
-	"internal/measure":    {"crawl", "crawl/revisit", "webevents", "internal/testweb", "internal/memlimit", "internal/fpmap", "peer", "protocol", "publish", "sim"},
+	"internal/measure":    {"crawl", "crawl/revisit", "webevents", "internal/testweb", "internal/sampling", "internal/memlimit", "internal/fpmap", "peer", "protocol", "publish", "sim"},
 	"internal/memlimit":   {},
 	"internal/fpmap":      {},
+	"internal/sampling":   {},
 	"publish":             {"webevents", "crawl", "protocol"},
-	"internal/demo":       {"internal/chart", "webevents", "protocol", "crawl", "peer", "peer/p2p", "peer/rho", "internal/netguard", "internal/testweb"},
+	"internal/demo":       {"internal/chart", "webevents", "protocol", "crawl", "peer", "peer/p2p", "peer/rho", "internal/netguard", "internal/testweb", "internal/sampling"},
 }
 
 // onlyIn names outside modules that only some packages may import; of

@@ -19,6 +19,7 @@ import (
 
 	"github.com/cocrawl/cocrawl/crawl"
 	"github.com/cocrawl/cocrawl/crawl/revisit"
+	"github.com/cocrawl/cocrawl/internal/sampling"
 	"github.com/cocrawl/cocrawl/internal/testweb"
 	"github.com/cocrawl/cocrawl/peer"
 	"github.com/cocrawl/cocrawl/sim"
@@ -289,7 +290,7 @@ type regimeMember struct {
 	samples int
 	dead    float64 // the share of deleted pages held live, summed over samples
 	polls   [2]int64
-	series  []truthAt // its true freshness, every second from the start
+	series  []truthAt // its true freshness, about every second from the start
 }
 
 type truthAt struct {
@@ -435,13 +436,15 @@ func runRegime(ctx context.Context, cfg RegimeConfig, cell RegimeCell, seed uint
 	}
 	warmup, measure := cycles(cfg.WarmupCycles, cfg.MinWarmup), cycles(cfg.MeasureCycles, cfg.MinMeasure)
 	rng := rand.New(rand.NewPCG(seed, 28))
-	// The truth is sampled every second from the start: the window is
+	// The truth is sampled about every second from the start: the window is
 	// averaged for the figures, and the whole run serves to check each
 	// peer's own measurement over the time its samples span.
 	begin := time.Now()
 	var start time.Time
 	var updates int
-	tick := time.NewTicker(time.Second)
+	// At random phases (a mean of 1 s apart): a fixed period looks at
+	// one point of the crawlers' politeness grid (package sampling).
+	tick := sampling.NewTicker(time.Second, seed)
 	defer tick.Stop()
 	for time.Since(begin) < warmup+measure {
 		select {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cocrawl/cocrawl/internal/sampling"
 	"github.com/cocrawl/cocrawl/internal/testweb"
 	"github.com/cocrawl/cocrawl/webevents"
 )
@@ -50,13 +51,13 @@ func (s *sampled) mean() float64 { return s.fresh / float64(max(s.n, 1)) }
 func (s *sampled) firstMean() float64 { return s.first / float64(max(s.n, 1)) }
 func (s *sampled) restMean() float64  { return s.rest / float64(max(s.n, 1)) }
 
-// sampleFreshness samples every arm's freshness (freshShare) each 250 ms
+// sampleFreshness samples every arm's freshness (freshShare) about each 250 ms
 // until warmup+measure has passed, summing the samples after the warm-up;
 // atWarmup runs once when the warm-up ends, and onTick (when not nil) at
 // every sample, warm-up included. A line of progress every 30 s.
 func sampleFreshness(ctx context.Context, arms []*sampled, warmup, measure time.Duration, progress io.Writer, atWarmup func(), onTick func(time.Time)) error {
 	start := time.Now()
-	tick := time.NewTicker(250 * time.Millisecond)
+	tick := sampling.NewTicker(250*time.Millisecond, uint64(start.UnixNano())) // at random phases (package sampling)
 	defer tick.Stop()
 	lastNote, measuring := start, false
 	for {
