@@ -427,8 +427,8 @@ func TestRequestRateCapsTheCrawler(t *testing.T) {
 // crawler of that host alone (no pool), and judged by the pages' true
 // rates against uniform revisits of what the schedule spends on them.
 // The home pages' bounds, fitted as points, widen the pool's spread and
-// so weaken its pull (1.000 of uniform with them left out, a change that
-// cost 12-page hosts 0.04 of their freshness live, so not made).
+// so weaken its pull (1.000 of uniform with them left out, a change not
+// made: live on 12-page hosts it showed no gain, docs/performance.md).
 func TestSmallHostsBorrowTheCrawlersPrior(t *testing.T) {
 	const (
 		hosts, pages = 60, 5
