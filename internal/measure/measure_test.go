@@ -12,6 +12,7 @@ import (
 
 	"github.com/cocrawl/cocrawl/crawl"
 	"github.com/cocrawl/cocrawl/crawl/revisit"
+	"github.com/cocrawl/cocrawl/internal/testweb"
 )
 
 // writeHubSite writes a site where breadth-first finds the hot pages last:
@@ -250,5 +251,24 @@ func TestSpreadOptimum(t *testing.T) {
 	}
 	if got := sum / float64(n); math.Abs(got/c.meanRate()-1) > 1e-3 {
 		t.Errorf("spread 3 around %g: mean rate %g, want %g", c.centreRate(), got, c.meanRate())
+	}
+}
+
+// The truth a peer's self-measurement is held against counts what its
+// samples are drawn from: live pages and home pages, not deleted ones.
+func TestSelfFrameCountsHomePages(t *testing.T) {
+	truth := map[string]testweb.PageState{"http://h/": {Live: true}, "http://h/x": {Live: false}}
+	for i := range 6 {
+		truth[fmt.Sprintf("http://h/p/%d.html", i)] = testweb.PageState{Live: true}
+	}
+	f := selfFrameOf(truth)
+	if f.pages != 6 || len(f.homes) != 1 || f.homes[0] != "http://h/" {
+		t.Fatalf("frame %+v: want 6 pages and the home page", f)
+	}
+	if got, want := f.share(0.326, 1), (6*0.326+1)/7; math.Abs(got-want) > 1e-12 {
+		t.Errorf("share %.4f, want %.4f", got, want)
+	}
+	if got := (selfFrame{}).share(0.5, 0.5); got != 0 {
+		t.Errorf("an empty frame's share %g, want 0", got)
 	}
 }
