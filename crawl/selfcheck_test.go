@@ -115,6 +115,49 @@ func TestSelfMeasureScalesByTheURLsKnown(t *testing.T) {
 	}
 }
 
+// URLs found gone stay known, but are not what the verdicts stand for: on
+// a web whose pages are replaced, the URLs known grow with the dead ones
+// while the live ones do not, and a verdict given when fewer were known
+// still stands for as much of the live web. Here 100 live URLs, every one
+// held current, while gone ones join the URLs known and the draws find
+// them gone in proportion: the estimate stays near 1. With the URLs known
+// as the frame it read 0.50 over 800 draws; with the share gone averaged
+// from 0 and not divided by its weight, 0.84 over the first 60.
+func TestSelfMeasureLeavesGoneURLsOutOfTheFrame(t *testing.T) {
+	for _, tc := range []struct{ draws, goneEvery int }{{800, 2}, {60, 1}} {
+		c := &Crawler{self: newSelfCheck(0.1), f: &frontier{}}
+		for range 100 {
+			c.f.all = append(c.f.all, &URLState{})
+		}
+		live := &Result{Status: 200, Digest: "a"}
+		gone := &Result{Status: 404}
+		held := &webevents.Event{Stat: webevents.Create, Digest: "a"}
+		at := time.Unix(1000, 0)
+		owed := 0.0
+		for i := range tc.draws {
+			if i%tc.goneEvery == 0 && len(c.f.all) < 500 {
+				c.f.all = append(c.f.all, &URLState{Gone: true})
+			}
+			// Of the draws, the share gone falls on gone URLs.
+			owed += float64(len(c.f.all)-100) / float64(len(c.f.all))
+			res := live
+			if owed >= 1 {
+				owed--
+				res = gone
+			}
+			c.judgeSample(held, false, res, "", 1, at.Add(time.Duration(i)*time.Second))
+		}
+		m := c.SelfMeasure()
+		t.Logf("%d draws: %d verdicts, %d without; freshness %.3f [%.3f, %.3f]", tc.draws, m.Samples, m.NoVerdict, m.Freshness, m.Low, m.High)
+		if m.NoVerdict < int64(tc.draws)/5 {
+			t.Fatalf("%d draws found gone URLs, want more", m.NoVerdict)
+		}
+		if m.Freshness < 0.9 {
+			t.Errorf("%d draws: freshness %.3f where every live URL is held current: the gone URLs known count in the frame", tc.draws, m.Freshness)
+		}
+	}
+}
+
 // Samples are off with a negative share, and a crawler that polls nothing
 // measures nothing.
 func TestSelfMeasureOff(t *testing.T) {
