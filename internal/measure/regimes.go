@@ -706,6 +706,7 @@ func PrintRegimes(out io.Writer, cfg RegimeConfig, rs []RegimeResult) {
 	}
 	tw.Flush()
 	fmt.Fprintln(out, "dead held live: of the pages deleted (soft-404 cells), the share a peer and a crawler hold as live")
+	fmt.Fprintln(out, "measured, truth then: a peer's own sampled freshness, and the truth over the same time and frame (live pages and home pages)")
 	fmt.Fprintln(out, "sim ratio: the same cell in the simulator (sim.RegimeCell, which has no deletions); * where it and the live ratio differ by more than 10%")
 }
 
