@@ -90,6 +90,10 @@ type SelfMeasure struct {
 	NoVerdict int64 `json:"no_verdict"`
 	// WindowS is the time the verdicts in the window span, in seconds.
 	WindowS float64 `json:"window_s"`
+	// Gone is the share of the URLs known that the latest draws found
+	// gone (a 404 or 410, a soft 404 taken as one): what the frame leaves
+	// out, and how much of what the crawler knows has died.
+	Gone float64 `json:"gone_share"`
 }
 
 // Disagrees says whether a believed freshness lies outside the measured
@@ -227,16 +231,20 @@ func (s *selfCheck) outcome(gone bool) {
 	s.goneWeight += (1 - s.goneWeight) / goneMemory
 }
 
-// liveKnown is the live URLs among known, by the share gone; s.mu held.
-// The average starts at 0, so it is divided by the weight its outcomes
-// have: in its first outcomes it is their plain mean, where a run of a
-// few minutes gives a peer a few dozen.
-func (s *selfCheck) liveKnown(known int) float64 {
-	gone := 0.0
-	if s.goneWeight > 0 {
-		gone = s.gone / s.goneWeight
+// goneShare is the share gone; s.mu held. The average starts at 0, so
+// it is divided by the weight its outcomes have: in its first outcomes it
+// is their plain mean, where a run of a few minutes gives a peer a few
+// dozen.
+func (s *selfCheck) goneShare() float64 {
+	if s.goneWeight <= 0 {
+		return 0
 	}
-	return float64(known) * (1 - min(gone, 0.99))
+	return s.gone / s.goneWeight
+}
+
+// liveKnown is the live URLs among known, by the share gone; s.mu held.
+func (s *selfCheck) liveKnown(known int) float64 {
+	return float64(known) * (1 - min(s.goneShare(), 0.99))
 }
 
 // judgeSample records the verdict of a sampled poll: prev is what was
@@ -278,7 +286,7 @@ func (c *Crawler) SelfMeasure() SelfMeasure {
 	s := c.self
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	m := SelfMeasure{Samples: s.n, Drawn: s.drawn, Judged: s.judged, NoVerdict: s.noVerdict}
+	m := SelfMeasure{Samples: s.n, Drawn: s.drawn, Judged: s.judged, NoVerdict: s.noVerdict, Gone: s.goneShare()}
 	if s.n == 0 {
 		return m
 	}

@@ -124,7 +124,10 @@ func TestSelfMeasureScalesByTheURLsKnown(t *testing.T) {
 // as the frame it read 0.50 over 800 draws; with the share gone averaged
 // from 0 and not divided by its weight, 0.84 over the first 60.
 func TestSelfMeasureLeavesGoneURLsOutOfTheFrame(t *testing.T) {
-	for _, tc := range []struct{ draws, goneEvery int }{{800, 2}, {60, 1}} {
+	for _, tc := range []struct {
+		draws, goneEvery int
+		goneLo, goneHi   float64 // the share gone reported: the last draws' (0.8, 0.375), lagging
+	}{{800, 2, 0.65, 0.85}, {60, 1, 0.15, 0.4}} {
 		c := &Crawler{self: newSelfCheck(0.1), f: &frontier{}}
 		for range 100 {
 			c.f.all = append(c.f.all, &URLState{})
@@ -148,9 +151,12 @@ func TestSelfMeasureLeavesGoneURLsOutOfTheFrame(t *testing.T) {
 			c.judgeSample(held, false, res, "", 1, at.Add(time.Duration(i)*time.Second))
 		}
 		m := c.SelfMeasure()
-		t.Logf("%d draws: %d verdicts, %d without; freshness %.3f [%.3f, %.3f]", tc.draws, m.Samples, m.NoVerdict, m.Freshness, m.Low, m.High)
+		t.Logf("%d draws: %d verdicts, %d without; freshness %.3f [%.3f, %.3f], share gone %.3f", tc.draws, m.Samples, m.NoVerdict, m.Freshness, m.Low, m.High, m.Gone)
 		if m.NoVerdict < int64(tc.draws)/5 {
 			t.Fatalf("%d draws found gone URLs, want more", m.NoVerdict)
+		}
+		if m.Gone < tc.goneLo || m.Gone > tc.goneHi {
+			t.Errorf("%d draws: share gone %.3f, want %g to %g", tc.draws, m.Gone, tc.goneLo, tc.goneHi)
 		}
 		if m.Freshness < 0.9 {
 			t.Errorf("%d draws: freshness %.3f where every live URL is held current: the gone URLs known count in the frame", tc.draws, m.Freshness)

@@ -283,6 +283,7 @@ var (
 	descFresh     = prometheus.NewDesc("cocrawl_freshness", "Freshness: measured by sampled re-polls (measured, with its 95% interval low and high) and expected by the revisit model (expected).", []string{"estimate"}, nil)
 	descDeleted   = prometheus.NewDesc("cocrawl_deletions_total", "DELETE events of this peer's own polls, by how they were decided (404, soft-404, redirect).", []string{"how"}, nil)
 	descSamples   = prometheus.NewDesc("cocrawl_freshness_samples_total", "Sampled re-polls drawn to measure freshness, by outcome (verdict, no_verdict).", []string{"outcome"}, nil)
+	descGone      = prometheus.NewDesc("cocrawl_known_gone_share", "Share of the URLs known that the sampled re-polls find gone (404 or 410, soft 404s included), left out of the measured freshness's frame.", nil, nil)
 	descIndexNow  = prometheus.NewDesc("cocrawl_indexnow_urls_total", "URLs of IndexNow submissions, by outcome (accepted: key verified; refused: key wrong or host distrusted).", []string{"outcome"}, nil)
 )
 
@@ -291,7 +292,7 @@ var (
 type peerCollector struct{ p *Peer }
 
 func (c peerCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descRho, descOps, descEvents, descBytes, descSeconds, descErrors, descPeers, descIdle, descFrontier, descSpilled, descParked, descAdvanced, descDistrust, descTimeRho, descDHTBytes, descDHTPeers, descChecks, descRolled, descStore, descSitemaps, descLastmods, descPubHosts, descPubEvents, descIndexNow, descFresh, descSamples, descDeleted, descReach, descConns, descPunches, descRelays, descDHTServer} {
+	for _, d := range []*prometheus.Desc{descRho, descOps, descEvents, descBytes, descSeconds, descErrors, descPeers, descIdle, descFrontier, descSpilled, descParked, descAdvanced, descDistrust, descTimeRho, descDHTBytes, descDHTPeers, descChecks, descRolled, descStore, descSitemaps, descLastmods, descPubHosts, descPubEvents, descIndexNow, descFresh, descSamples, descGone, descDeleted, descReach, descConns, descPunches, descRelays, descDHTServer} {
 		ch <- d
 	}
 }
@@ -346,6 +347,7 @@ func (c peerCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	ch <- prometheus.MustNewConstMetric(descSamples, prometheus.CounterValue, float64(st.Freshness.Judged), "verdict")
 	ch <- prometheus.MustNewConstMetric(descSamples, prometheus.CounterValue, float64(st.Freshness.NoVerdict), "no_verdict")
+	ch <- prometheus.MustNewConstMetric(descGone, prometheus.GaugeValue, st.Freshness.Gone)
 	if n := st.NAT; n != nil {
 		for _, r := range []string{"public", "private", "unknown"} {
 			ch <- prometheus.MustNewConstMetric(descReach, prometheus.GaugeValue, map[bool]float64{true: 1}[n.Reachability == r], r)

@@ -204,7 +204,7 @@ func TestRunThreePeers(t *testing.T) {
 			// Measured freshness beside the model's (issue 28); hosts
 			// distrusted for their validators, revisits brought forward.
 			for _, also := range map[string][]string{
-				"/metrics":    {`cocrawl_freshness_samples_total{outcome="verdict"}`, `cocrawl_hosts_distrusted{validator="last_modified"}`, "cocrawl_revisits_advanced_total"},
+				"/metrics":    {`cocrawl_freshness_samples_total{outcome="verdict"}`, "cocrawl_known_gone_share", `cocrawl_hosts_distrusted{validator="last_modified"}`, "cocrawl_revisits_advanced_total"},
 				"/api/status": {`"freshness": {`, `"hosts_distrusted": {`, `"revisits_advanced"`},
 			}[path] {
 				if !strings.Contains(string(body), also) {
