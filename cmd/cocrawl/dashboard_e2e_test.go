@@ -107,7 +107,7 @@ func TestDashboardInChromium(t *testing.T) {
 		t.Fatalf("#conns shows %q", conns)
 	}
 	// Its own freshness, measured by samples, beside the model's (issue 28).
-	if fr := text("mfresh"); !regexp.MustCompile(`^measured (\d\.\d{3} \[\d\.\d\d, \d\.\d\d\], \d+ samples|: no samples yet) · model `).MatchString(fr) {
+	if fr := text("mfresh"); !regexp.MustCompile(`^measured( \d\.\d{3} \[\d\.\d\d, \d\.\d\d\], [\d,]+ samples(, \d+% of the URLs known gone)?|: no samples yet) · model `).MatchString(fr) {
 		t.Fatalf("#mfresh shows %q", fr)
 	}
 	if !strings.Contains(dom, "<th>connection</th>") {
